@@ -1,0 +1,9 @@
+"""course_lib: the real code behind the "keeping long training runs alive" notebooks.
+
+Stations: ``data`` / ``near_dup`` / ``text_tools`` (1), ``tokenization`` / ``batching`` /
+``prepare`` (2), ``config`` / ``models`` / ``sampling`` / ``launch`` / ``train`` (3),
+``monitor`` / ``checkpoint`` (4), ``faults`` / ``compare`` / ``widgets`` (5),
+``pipeline`` and ``cli`` for the whole kit. Import the submodule you need; importing the
+package itself is cheap.
+"""
+__version__ = "0.1.0"

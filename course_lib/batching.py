@@ -1,0 +1,92 @@
+"""Padding and batching: why padding exists, and how to waste as little of it as possible.
+
+A batch is a rectangle, reviews are not. Three ways to make the rectangle:
+
+* pad to ``max_length`` (every batch is ``B x max_length``): simple, mostly padding;
+* dynamic padding (pad each batch to its own longest member): :func:`pad_batch`;
+* length-grouped batches (similar lengths batched together, then dynamic padding):
+  :func:`length_grouped_batches`, which keeps randomness by shuffling *mega-batches*.
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+
+def pad_batch(features: list[dict], pad_id: int, max_length: int | None = None) -> dict[str, torch.Tensor]:
+    """Collate ``[{"input_ids": [...], ...}, ...]`` into padded tensors.
+
+    Pads to the longest member (or to ``max_length`` when given: the pad-to-max baseline);
+    ``attention_mask`` is 1 on real tokens and 0 on padding. Other integer keys
+    (``label``...) are stacked.
+    """
+    if not features:
+        raise ValueError("cannot collate an empty batch")
+    longest = max(len(f["input_ids"]) for f in features)
+    width = max(max_length or 0, longest)
+    ids = torch.full((len(features), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(features), width), dtype=torch.long)
+    for i, f in enumerate(features):
+        n = len(f["input_ids"])
+        ids[i, :n] = torch.as_tensor(f["input_ids"], dtype=torch.long)
+        mask[i, :n] = 1
+    out = {"input_ids": ids, "attention_mask": mask}
+    for key in features[0]:
+        if key not in out and isinstance(features[0][key], (int, np.integer)):
+            out[key] = torch.tensor([int(f[key]) for f in features])
+    return out
+
+
+def length_grouped_batches(lengths, batch_size: int, seed: int = 0, mega: int = 50) -> list[list[int]]:
+    """Indices batched so that similar lengths share a batch.
+
+    Shuffle, cut into mega-batches of ``mega * batch_size``, sort each mega-batch by length,
+    cut into batches, shuffle the batch order: random enough for SGD, little padding.
+    """
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    lengths = np.asarray(lengths)
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(lengths))
+    batches = []
+    for start in range(0, len(order), mega * batch_size):
+        chunk = order[start:start + mega * batch_size]
+        chunk = chunk[np.argsort(-lengths[chunk], kind="stable")]
+        batches.extend(chunk[i:i + batch_size].tolist() for i in range(0, len(chunk), batch_size))
+    return [batches[i] for i in rng.permutation(len(batches))]
+
+
+def random_batches(n: int, batch_size: int, seed: int = 0) -> list[list[int]]:
+    order = np.random.default_rng(seed).permutation(n)
+    return [order[i:i + batch_size].tolist() for i in range(0, n, batch_size)]
+
+
+def padded_share(lengths, batches: list[list[int]]) -> float:
+    """Share of the tokens in all batch rectangles that are padding, when every batch is
+    padded to its own longest member."""
+    lengths = np.asarray(lengths)
+    real = total = 0
+    for b in batches:
+        lb = lengths[b]
+        real += int(lb.sum())
+        total += int(lb.max()) * len(b)
+    return 1.0 - real / total if total else 0.0
+
+
+def padding_report(lengths, batch_size: int = 32, max_length: int = 256, seed: int = 0) -> dict:
+    """Padded-token share for pad-to-max, dynamic and length-grouped batching (all truncated
+    at ``max_length``), and how much length grouping saves against pad-to-max."""
+    lengths = np.minimum(np.asarray(lengths), max_length)
+    rand = random_batches(len(lengths), batch_size, seed)
+    pad_to_max = 1.0 - lengths.sum() / (max_length * len(lengths)) if len(lengths) else 0.0
+    dynamic = padded_share(lengths, rand)
+    grouped = padded_share(lengths, length_grouped_batches(lengths, batch_size, seed))
+    pad_tokens = {name: share / (1 - share) * lengths.sum() if share < 1 else float("inf")
+                  for name, share in (("pad_to_max", pad_to_max), ("dynamic", dynamic), ("grouped", grouped))}
+    return {
+        "max_length": max_length, "batch_size": batch_size,
+        "pad_to_max": float(pad_to_max), "dynamic": float(dynamic), "grouped": float(grouped),
+        "pad_tokens": {k: float(v) for k, v in pad_tokens.items()},
+        "grouped_cut_vs_pad_to_max": float(1 - pad_tokens["grouped"] / pad_tokens["pad_to_max"])
+        if pad_tokens["pad_to_max"] else 0.0,
+    }

@@ -1,0 +1,246 @@
+"""Full-state, atomic, verified checkpoints.
+
+The textbook saves model + optimizer + loss every 10 epochs into one file. If the process
+dies while that file is being written, the only checkpoint is gone. Here a checkpoint is a
+folder that only *exists* once it is complete:
+
+1. every rank writes its files into ``checkpoints/.tmp-step-N/`` (written, flushed, fsynced);
+2. after a barrier, rank 0 hashes every file and writes ``manifest.json`` (sha256 + size of
+   each file, step, world size, config hash, library versions), fsynced;
+3. rank 0 renames the folder to ``step-{N:08d}`` (atomic on one file system) and replaces
+   ``LATEST`` atomically (write ``LATEST.tmp``, ``os.replace``).
+
+A folder without a valid manifest is not a checkpoint. A crash at any instant leaves either
+the old state or the new one, never half of one. Loading uses ``weights_only=True`` only:
+a checkpoint is data, never code.
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import pickle
+import platform
+import random
+import re
+import shutil
+import time
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import torch
+
+FORMAT = 1
+_STEP_DIR = re.compile(r"^step-(\d{8})$")
+
+
+class CheckpointError(RuntimeError):
+    """A checkpoint that cannot be used, with the reason."""
+
+
+# --------------------------------------------------------------------------- RNG state
+def rng_state() -> dict:
+    """Every RNG a rank uses, as plain tensors and numbers (loadable with weights_only)."""
+    np_state = np.random.get_state()
+    state = {
+        "python": random.getstate(),
+        "numpy": {"name": np_state[0], "keys": torch.from_numpy(np_state[1].astype(np.int64)),
+                  "pos": int(np_state[2]), "has_gauss": int(np_state[3]), "cached_gaussian": float(np_state[4])},
+        "torch": torch.get_rng_state(),
+    }
+    if torch.cuda.is_available():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def set_rng_state(state: dict) -> None:
+    random.setstate((state["python"][0], tuple(state["python"][1]), state["python"][2]))
+    n = state["numpy"]
+    np.random.set_state((n["name"], n["keys"].numpy().astype(np.uint32), n["pos"], n["has_gauss"], n["cached_gaussian"]))
+    torch.set_rng_state(state["torch"])
+    if "cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])
+
+
+# --------------------------------------------------------------------------- paths
+def checkpoint_root(run_dir: str | Path) -> Path:
+    return Path(run_dir) / "checkpoints"
+
+
+def step_dir_name(step: int) -> str:
+    return f"step-{step:08d}"
+
+
+def tmp_dir(run_dir: str | Path, step: int) -> Path:
+    return checkpoint_root(run_dir) / f".tmp-{step_dir_name(step)}"
+
+
+def list_checkpoints(run_dir: str | Path) -> list[Path]:
+    """Committed-looking folders, oldest first (validity is checked separately)."""
+    root = checkpoint_root(run_dir)
+    if not root.is_dir():
+        return []
+    return sorted(p for p in root.iterdir() if p.is_dir() and _STEP_DIR.match(p.name))
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+# --------------------------------------------------------------------------- writing
+def write_part(folder: Path, name: str, obj, fault: Callable[[], None] | None = None) -> int:
+    """Serialise ``obj`` into ``folder/name``, flushed and fsynced; returns its size.
+
+    ``fault`` (station 5's ``during-save`` mode) is called after half of the bytes are on
+    disk: the process dies with a half-written file, as a real crash would leave it.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    buf = io.BytesIO()
+    torch.save(obj, buf)
+    data = buf.getvalue()
+    with open(folder / name, "wb") as f:
+        if fault is not None:
+            f.write(data[: len(data) // 2])
+            f.flush()
+            os.fsync(f.fileno())
+            fault()
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    return len(data)
+
+
+def commit(run_dir: str | Path, step: int, meta: dict) -> Path:
+    """Rank 0, after every rank has written its parts: manifest, rename, ``LATEST``."""
+    tmp = tmp_dir(run_dir, step)
+    files = {p.name: {"sha256": _sha256(p), "size": p.stat().st_size}
+             for p in sorted(tmp.iterdir()) if p.name != "manifest.json"}
+    manifest = {
+        "format": FORMAT, "step": step, "files": files, "created": time.time(),
+        "versions": {"torch": torch.__version__, "python": platform.python_version(), "course_lib": _version()},
+        **meta,
+    }
+    with open(tmp / "manifest.json", "w") as f:
+        json.dump(manifest, f, indent=1, sort_keys=True)
+        f.flush()
+        os.fsync(f.fileno())
+    final = checkpoint_root(run_dir) / step_dir_name(step)
+    if final.exists():  # the same step saved again (e.g. after an epoch-start resume)
+        shutil.rmtree(final)
+    os.rename(tmp, final)
+    latest_tmp = checkpoint_root(run_dir) / "LATEST.tmp"
+    latest_tmp.write_text(final.name + "\n")
+    with open(latest_tmp) as f:
+        os.fsync(f.fileno())
+    os.replace(latest_tmp, checkpoint_root(run_dir) / "LATEST")
+    _fsync_dir(checkpoint_root(run_dir))
+    return final
+
+
+def _version() -> str:
+    from . import __version__
+
+    return __version__
+
+
+def remove_stale_tmp(run_dir: str | Path) -> list[Path]:
+    """Uncommitted ``.tmp-*`` folders are leftovers of a crash mid-save: never valid, removed."""
+    root = checkpoint_root(run_dir)
+    stale = [p for p in root.glob(".tmp-*")] if root.is_dir() else []
+    for p in stale:
+        shutil.rmtree(p, ignore_errors=True)
+    return stale
+
+
+# --------------------------------------------------------------------------- verifying
+def verify(path: str | Path) -> tuple[bool, str]:
+    """``(True, "ok")`` or ``(False, reason)`` for one checkpoint folder."""
+    path = Path(path)
+    m = _STEP_DIR.match(path.name)
+    man_path = path / "manifest.json"
+    if not man_path.exists():
+        return False, "no manifest.json (never committed)"
+    try:
+        manifest = json.loads(man_path.read_text())
+        files = manifest["files"]
+        step = int(manifest["step"])
+    except (ValueError, KeyError, TypeError) as err:
+        return False, f"manifest unreadable ({type(err).__name__}: {err})"
+    if manifest.get("format") != FORMAT:
+        return False, f"manifest format {manifest.get('format')!r}, expected {FORMAT}"
+    if m and int(m.group(1)) != step:
+        return False, f"foreign manifest: it describes step {step}, the folder is {path.name}"
+    extra = sorted({p.name for p in path.iterdir()} - set(files) - {"manifest.json"})
+    if extra:
+        return False, f"files not in the manifest: {extra}"
+    for name, info in files.items():
+        f = path / name
+        if not f.exists():
+            return False, f"{name} is missing"
+        if f.stat().st_size != info["size"]:
+            return False, f"{name} has {f.stat().st_size} bytes, manifest says {info['size']} (truncated?)"
+        if _sha256(f) != info["sha256"]:
+            return False, f"{name} checksum mismatch (corrupted)"
+    return True, "ok"
+
+
+def manifest(path: str | Path) -> dict:
+    return json.loads((Path(path) / "manifest.json").read_text())
+
+
+def latest_valid(run_dir: str | Path, log: Callable[[str], None] | None = print) -> Path | None:
+    """The newest checkpoint that verifies; every newer one that does not is reported."""
+    for path in reversed(list_checkpoints(run_dir)):
+        ok, reason = verify(path)
+        if ok:
+            return path
+        if log:
+            log(f"skipping checkpoint {path.name}: {reason}")
+    return None
+
+
+def purge(run_dir: str | Path, keep_last: int) -> list[Path]:
+    """Keep-last-k retention: delete older checkpoints, never the newest valid one."""
+    if keep_last < 1:
+        return []
+    newest_valid = latest_valid(run_dir, log=None)
+    doomed = [p for p in list_checkpoints(run_dir)[:-keep_last] if p != newest_valid]
+    for p in doomed:
+        shutil.rmtree(p, ignore_errors=True)
+    return doomed
+
+
+# --------------------------------------------------------------------------- loading
+def load_part(path: str | Path, name: str):
+    """``torch.load(..., weights_only=True)`` of one file, with errors that say what to do."""
+    f = Path(path) / name
+    if not f.exists():
+        raise CheckpointError(f"{f} is missing; run `python -m course_lib verify` on the run directory")
+    try:
+        return torch.load(f, weights_only=True, map_location="cpu")
+    except pickle.UnpicklingError as err:
+        raise CheckpointError(
+            f"refusing to load {f}: it contains objects outside plain tensors and containers "
+            f"(possibly code), and checkpoints are data only (weights_only=True). Details: {err}"
+        ) from None
+    except (RuntimeError, EOFError) as err:
+        raise CheckpointError(f"{f} is damaged ({err}); fall back with latest_valid()") from None
+
+
+def config_differences(saved: dict, current: dict, keys) -> dict:
+    """``{key: (saved, current)}`` for every key where the two configs disagree."""
+    return {k: (saved.get(k), current.get(k)) for k in keys if saved.get(k) != current.get(k)}

@@ -1,0 +1,124 @@
+"""One ``TrainConfig``: every knob of a run, stored in ``DIR/config.json`` and in every
+checkpoint, so a run can always say how it was made (nanoGPT's habit)."""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import hashlib
+import json
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+RESUME_MODES = ("full", "weights-only", "no-rng", "epoch-start")
+KILL_MODES = ("sigkill", "sigterm", "during-save")
+
+# keys that change what a checkpoint *is*; a resume with other values here is refused
+SHAPE_KEYS = ("model", "tokenizer", "max_length", "embed_dim", "global_batch_size", "train_limit", "data_source", "seed")
+
+
+@dataclass
+class TrainConfig:
+    run_dir: str = "runs/default"
+    # model and data
+    model: str = "bag"                  # bag | transformer | minilm
+    tokenizer: str = "wordpiece"
+    data_source: str = "offline"        # see course_lib.data.load_imdb
+    data_path: str | None = None
+    train_limit: int = 0                # 0 = every training review
+    eval_limit: int = 0                 # 0 = the whole held-out split
+    max_length: int = 512
+    embed_dim: int = 32
+    dropout: float = 0.1
+    # optimisation
+    epochs: int = 2
+    max_steps: int = 0                  # 0 = epochs decide; else a cap on optimizer steps
+    global_batch_size: int = 64         # split evenly over the ranks
+    lr: float = 5e-3
+    weight_decay: float = 0.01
+    warmup_steps: int = 50
+    grad_clip: float = 1.0
+    seed: int = 0
+    # processes
+    world_size: int = 2
+    backend: str = "auto"               # auto | gloo | nccl
+    device: str = "auto"                # auto | cpu | cuda
+    threads_per_rank: int = 0           # 0 = cores // world_size
+    timeout_s: float = 120.0
+    log_every: int = 20                 # book-style per-rank lines every N steps (and the first)
+    # checkpoints
+    save_every_steps: int = 100
+    save_every_epochs: int = 0
+    keep_last: int = 3
+    resume: str = "none"                # none | auto | a checkpoint folder
+    resume_mode: str = "full"
+    # faults (station 5)
+    kill_at_step: int = 0               # 0 = no fault
+    kill_rank: int = 0
+    kill_mode: str = "sigkill"
+    # evaluation
+    eval_every_steps: int = 0           # 0 = at the end of each epoch
+    cache_dir: str | None = None
+
+    def __post_init__(self):
+        problems = []
+        if self.world_size < 1:
+            problems.append(f"world_size must be >= 1 (got {self.world_size})")
+        elif self.global_batch_size % self.world_size:
+            problems.append(f"global_batch_size {self.global_batch_size} must be divisible by world_size {self.world_size}")
+        if self.resume_mode not in RESUME_MODES:
+            problems.append(f"resume_mode must be one of {RESUME_MODES} (got {self.resume_mode!r})")
+        if self.kill_mode not in KILL_MODES:
+            problems.append(f"kill_mode must be one of {KILL_MODES} (got {self.kill_mode!r})")
+        if self.kill_at_step and not 0 <= self.kill_rank < self.world_size:
+            problems.append(f"kill_rank {self.kill_rank} is not a rank of world_size {self.world_size}")
+        if self.epochs < 1:
+            problems.append(f"epochs must be >= 1 (got {self.epochs}); --max-steps caps the run inside them")
+        if problems:
+            raise ValueError("bad TrainConfig: " + "; ".join(problems))
+
+    @property
+    def batch_per_rank(self) -> int:
+        return self.global_batch_size // self.world_size
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "TrainConfig":
+        known = {f.name for f in fields(cls)}
+        unknown = set(d) - known
+        if unknown:
+            raise ValueError(f"unknown TrainConfig keys {sorted(unknown)}")
+        return cls(**d)
+
+    def replace(self, **changes) -> "TrainConfig":
+        return dataclasses.replace(self, **changes)
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_dict(), indent=2, sort_keys=True))
+
+    @classmethod
+    def load(cls, path: str | Path) -> "TrainConfig":
+        return cls.from_dict(json.loads(Path(path).read_text()))
+
+    def shape_hash(self) -> str:
+        """Hash of the keys that a checkpoint must agree with (see :data:`SHAPE_KEYS`)."""
+        blob = json.dumps({k: getattr(self, k) for k in SHAPE_KEYS}, sort_keys=True)
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+    # ------------------------------------------------------------------ command line
+    @classmethod
+    def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
+        """One ``--kebab-case`` option per field, typed from the field's default."""
+        for f in fields(cls):
+            flag = "--" + f.name.replace("_", "-")
+            if isinstance(f.default, bool):
+                parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=None)
+            else:
+                typ = type(f.default) if f.default is not None else str
+                parser.add_argument(flag, type=typ, default=None, metavar=f.name.upper())
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace, **overrides) -> "TrainConfig":
+        values = {f.name: getattr(args, f.name) for f in fields(cls) if getattr(args, f.name, None) is not None}
+        return cls(**{**values, **overrides})

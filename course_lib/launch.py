@@ -1,0 +1,242 @@
+"""Starting one process per rank: ``torch.multiprocessing.spawn`` from Python or a notebook,
+or ``torchrun`` from a shell (one or several machines), with the same per-rank entry point.
+
+What ``launch`` takes care of, so that a notebook cell can start a 2-rank DDP run safely:
+
+* a free port on loopback (or ``MASTER_ADDR``/``MASTER_PORT`` when set, checked first);
+* the backend: NCCL when every rank can have its own GPU, else gloo;
+* threads: each rank gets ``cores // ranks`` intra-op threads (two ranks with two threads
+  each on two cores run slower than one rank);
+* worker output: each rank writes to ``DIR/logs/rank{R}.log`` and the parent prints new lines
+  as they come, so both ranks' lines appear in the notebook cell. A file per rank survives a
+  SIGKILL, a shared queue would not;
+* failure: when a rank raises or dies, the parent raises :class:`RankFailed` or
+  :class:`RunInterrupted` naming the rank (and its traceback or signal), never hangs; the
+  process group is destroyed on every path.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import sys
+import time
+import warnings
+from datetime import timedelta
+from pathlib import Path
+from typing import Callable
+
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+from tqdm.auto import tqdm
+
+from .config import TrainConfig
+from .faults import EXIT_PREEMPTED
+
+_PROGRESS = "@@progress "
+
+
+class RankFailed(RuntimeError):
+    """A rank raised an exception; the message carries its traceback."""
+
+    def __init__(self, rank: int, detail: str):
+        super().__init__(f"rank {rank} failed:\n{detail}")
+        self.rank = rank
+
+
+class RunInterrupted(RuntimeError):
+    """A rank was ended by a signal or exited non-zero (e.g. preempted with SIGTERM)."""
+
+    def __init__(self, rank: int, exit_code: int | None, signal_name: str | None, step: int, checkpoint: str | None):
+        if signal_name:
+            how = f"was killed by {signal_name}"
+        elif exit_code == EXIT_PREEMPTED:
+            how = "stopped on SIGTERM after saving a checkpoint"
+        else:
+            how = f"exited with code {exit_code}"
+        super().__init__(f"rank {rank} {how} after step {step}; newest valid checkpoint: {checkpoint or 'none'}. "
+                         "Continue with --resume auto.")
+        self.rank, self.exit_code, self.signal_name, self.step, self.checkpoint = rank, exit_code, signal_name, step, checkpoint
+
+
+class Reporter:
+    """How a rank talks to a person: lines always; progress only from rank 0 (the parent
+    turns progress lines into one tqdm bar; under torchrun they are not printed)."""
+
+    def __init__(self, rank: int, progress: bool):
+        self.rank, self._progress = rank, progress and rank == 0
+
+    def line(self, text: str) -> None:
+        print(text, flush=True)
+
+    def progress(self, step: int, total: int) -> None:
+        if self._progress:
+            print(f"{_PROGRESS}{step} {total}", flush=True)
+
+
+# --------------------------------------------------------------------------- one rank
+def choose_device(cfg: TrainConfig, local_rank: int) -> torch.device:
+    want = cfg.device
+    if want == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError("device='cuda' was asked for but this machine has no CUDA GPU "
+                           "(torch.cuda.is_available() is False); use --device cpu or auto")
+    if want in ("cuda", "auto") and torch.cuda.is_available():
+        return torch.device("cuda", local_rank % torch.cuda.device_count())
+    return torch.device("cpu")
+
+
+def choose_backend(cfg: TrainConfig, device: torch.device) -> str:
+    if cfg.backend != "auto":
+        if cfg.backend == "nccl" and device.type != "cuda":
+            raise RuntimeError("backend 'nccl' needs CUDA GPUs; on CPU use gloo (or --backend auto)")
+        return cfg.backend
+    return "nccl" if device.type == "cuda" else "gloo"
+
+
+def threads_per_rank(cfg: TrainConfig, local_world_size: int) -> int:
+    return cfg.threads_per_rank or max(1, (os.cpu_count() or 1) // local_world_size)
+
+
+def run_rank(cfg: TrainConfig, rank: int, world_size: int, local_rank: int, local_world_size: int,
+             report: Reporter, init_method: str = "env://") -> dict:
+    """Everything one rank does: threads, device, process group, training, clean-up."""
+    from .train import Trainer
+
+    torch.set_num_threads(threads_per_rank(cfg, local_world_size))
+    device = choose_device(cfg, local_rank)
+    if device.type == "cuda":
+        torch.cuda.set_device(device)
+    backend = choose_backend(cfg, device)
+    dist.init_process_group(backend, init_method=init_method, rank=rank, world_size=world_size,
+                            timeout=timedelta(seconds=cfg.timeout_s))
+    try:
+        return Trainer(cfg, rank, world_size, device, report).train()
+    finally:
+        dist.destroy_process_group()
+
+
+def _spawned_worker(rank: int, cfg_dict: dict, port: int, log_dir: str) -> None:
+    """Entry point of a process started by ``mp.spawn``. It lives in the package because a
+    function defined in a notebook cannot be pickled into a spawned process."""
+    log = open(Path(log_dir) / f"rank{rank}.log", "a", buffering=1)
+    os.dup2(log.fileno(), 1)  # fd-level: tracebacks and C++ warnings land in the log too
+    os.dup2(log.fileno(), 2)
+    sys.stdout = sys.stderr = log
+    cfg = TrainConfig.from_dict(cfg_dict)
+    run_rank(cfg, rank, cfg.world_size, rank, cfg.world_size, Reporter(rank, progress=True),
+             init_method=f"tcp://127.0.0.1:{port}")
+
+
+# --------------------------------------------------------------------------- the parent
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _pick_port() -> int:
+    if "MASTER_PORT" not in os.environ:
+        return free_port()
+    port = int(os.environ["MASTER_PORT"])
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            raise RuntimeError(f"MASTER_PORT={port} is already taken on this machine; "
+                               "unset MASTER_PORT to let launch() pick a free port") from None
+    return port
+
+
+class _Tail:
+    """Prints complete new lines of each rank's log; turns progress lines into a bar."""
+
+    def __init__(self, log_dir: Path, world_size: int, quiet: bool):
+        self.files = [open(log_dir / f"rank{r}.log", "a+") for r in range(world_size)]
+        for f in self.files:
+            f.seek(0, os.SEEK_END)
+        self.partial = [""] * world_size
+        self.quiet, self.bar, self.step = quiet, None, 0
+
+    def poll(self) -> None:
+        for r, f in enumerate(self.files):
+            chunk = f.read()
+            if not chunk:
+                continue
+            lines = (self.partial[r] + chunk).split("\n")
+            self.partial[r] = lines.pop()
+            for line in lines:
+                self._show(line)
+
+    def _show(self, line: str) -> None:
+        if line.startswith(_PROGRESS):
+            step, total = map(int, line[len(_PROGRESS):].split())
+            if self.bar is None and not self.quiet:
+                self.bar = tqdm(total=total, desc="training steps", initial=step - 1)
+            if self.bar is not None:
+                self.bar.update(step - self.bar.n)
+            self.step = step
+        elif not self.quiet:
+            (self.bar.write if self.bar is not None else print)(line)
+
+    def close(self) -> None:
+        self.poll()
+        for p in self.partial:
+            if p and not p.startswith(_PROGRESS) and not self.quiet:
+                print(p)
+        if self.bar is not None:
+            self.bar.close()
+        for f in self.files:
+            f.close()
+
+
+def launch(cfg: TrainConfig, quiet: bool = False, on_start: Callable[[list[int]], None] | None = None) -> dict:
+    """Train ``cfg`` with one spawned process per rank and return rank 0's summary.
+
+    ``on_start(pids)`` is called once the workers run (the lab uses it for "kill now").
+    """
+    from .checkpoint import latest_valid
+    from .monitor import read_ledger
+    from .prepare import prepare_for
+
+    cores = os.cpu_count() or 1
+    if cfg.world_size > cores and cfg.device != "cuda":
+        warnings.warn(f"world_size {cfg.world_size} > {cores} CPU cores: ranks will share cores and each step "
+                      "will be slower than with fewer ranks (the run is still correct)", stacklevel=2)
+    choose_device(cfg, 0)  # fail here, in the parent, if CUDA is asked for and missing
+    run_dir = Path(cfg.run_dir)
+    log_dir = run_dir / "logs"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    cfg.save(run_dir / "config.json")
+    prepare_for(cfg, progress=not quiet)  # errors surface here, once; ranks hit the cache
+    port = _pick_port()
+
+    tail = _Tail(log_dir, cfg.world_size, quiet)
+    ctx = mp.spawn(_spawned_worker, args=(cfg.to_dict(), port, str(log_dir)), nprocs=cfg.world_size, join=False)
+    if on_start:
+        on_start(ctx.pids())
+    try:
+        while not ctx.join(timeout=0.2, grace_period=10):
+            tail.poll()
+    except mp.ProcessRaisedException as err:
+        raise RankFailed(err.error_index, str(err)) from None
+    except mp.ProcessExitedException as err:
+        step = max((r["step"] for r in read_ledger(run_dir, err.error_index, last_attempt=False)), default=0)
+        newest = latest_valid(run_dir, log=None)
+        raise RunInterrupted(err.error_index, err.exit_code, err.signal_name, step,
+                             newest.name if newest else None) from None
+    except KeyboardInterrupt:  # a notebook's "interrupt kernel": ask the ranks to save and stop
+        for pid in ctx.pids():
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        deadline = time.time() + cfg.timeout_s
+        while time.time() < deadline and any(p.is_alive() for p in ctx.processes):
+            tail.poll()
+            time.sleep(0.2)
+        raise
+    finally:
+        tail.close()
+    return json.loads((run_dir / "final" / "summary.json").read_text())

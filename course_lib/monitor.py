@@ -1,0 +1,110 @@
+"""Watching a run: TensorBoard event files (rank 0) and the per-step ledger (every rank).
+
+The ledger ``DIR/metrics/rank{R}.jsonl`` is the run's memory: one JSON line per optimizer
+step with the loss, learning rate, gradient norm, a digest of the samples of that step and
+the *attempt* that produced it. Work lost in a crash keeps its lines (attempt 1), the resumed
+run writes the same steps again (attempt 2), and readers take the last attempt per step. That
+is what lets ``compare`` prove that no sample was skipped or repeated.
+"""
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+
+
+class Ledger:
+    """Append-only JSON lines, flushed per line so a SIGKILL loses at most the current one."""
+
+    def __init__(self, run_dir: str | Path, rank: int):
+        path = Path(run_dir) / "metrics" / f"rank{rank}.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._f = open(path, "a", buffering=1)
+
+    def write(self, record: dict) -> None:
+        self._f.write(json.dumps(record, sort_keys=True) + "\n")
+
+    def close(self) -> None:
+        self._f.close()
+
+
+def read_ledger(run_dir: str | Path, rank: int = 0, last_attempt: bool = True) -> list[dict]:
+    """Ledger lines of one rank, by step. With ``last_attempt`` each step appears once, as
+    written by the latest attempt (what the final model actually saw)."""
+    path = Path(run_dir) / "metrics" / f"rank{rank}.jsonl"
+    if not path.exists():
+        return []
+    rows = []
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if line:
+                try:
+                    rows.append(json.loads(line))
+                except json.JSONDecodeError:  # a line cut by a crash
+                    continue
+    if not last_attempt:
+        return rows
+    best: dict[int, dict] = {}
+    for r in rows:
+        if r["step"] not in best or r["attempt"] >= best[r["step"]]["attempt"]:
+            best[r["step"]] = r
+    return [best[s] for s in sorted(best)]
+
+
+def ledger_ranks(run_dir: str | Path) -> list[int]:
+    return sorted(int(p.stem[4:]) for p in (Path(run_dir) / "metrics").glob("rank*.jsonl"))
+
+
+class TensorBoardLogger:
+    """Rank 0's TensorBoard writer. On other ranks every call is a no-op, so the training
+    loop stays free of ``if rank == 0`` around each scalar."""
+
+    def __init__(self, run_dir: str | Path, enabled: bool, hparams: dict | None = None):
+        self.writer = None
+        if enabled:
+            from torch.utils.tensorboard import SummaryWriter
+
+            self.writer = SummaryWriter(log_dir=str(Path(run_dir) / "tb"))
+            if hparams:
+                text = "\n".join(f"| {k} | {v} |" for k, v in sorted(hparams.items()))
+                self.writer.add_text("config", "| key | value |\n|---|---|\n" + text, 0)
+
+    def scalars(self, step: int, **values: float) -> None:
+        if self.writer:
+            for name, value in values.items():
+                if value is not None:
+                    self.writer.add_scalar(name, value, step)
+
+    def event(self, tag: str, text: str, step: int) -> None:
+        if self.writer:
+            self.writer.add_text(tag, text, step)
+
+    def hparams(self, hparams: dict, metrics: dict) -> None:
+        if self.writer:
+            clean = {k: v for k, v in hparams.items() if isinstance(v, (int, float, str, bool))}
+            self.writer.add_hparams(clean, metrics, run_name=".")
+
+    def flush(self) -> None:
+        if self.writer:
+            self.writer.flush()
+
+    def close(self) -> None:
+        if self.writer:
+            self.writer.close()
+
+
+def read_scalars(run_dir: str | Path) -> dict[str, list[tuple[int, float]]]:
+    """Every scalar in ``DIR/tb`` as ``{tag: [(step, value), ...]}``, read back from the event
+    files with TensorBoard's own reader (what the TensorBoard UI shows)."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    latest: dict[str, dict[int, float]] = defaultdict(dict)
+    tb = Path(run_dir) / "tb"
+    for folder in sorted({p.parent for p in tb.rglob("events.out.tfevents.*")}):
+        acc = EventAccumulator(str(folder), size_guidance={"scalars": 0})
+        acc.Reload()  # files in time order: a resumed attempt overwrites the lost one's steps
+        for tag in acc.Tags()["scalars"]:
+            for e in acc.Scalars(tag):
+                latest[tag][e.step] = e.value
+    return {tag: sorted(v.items()) for tag, v in latest.items()}

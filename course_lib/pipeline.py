@@ -1,0 +1,78 @@
+"""The main job: all five stations on IMDB, offline, end to end.
+
+clean + deduplicate -> tokenize -> 2-rank DDP training with TensorBoard and checkpoints ->
+a real SIGKILL in the middle of training -> automatic resume from the newest valid
+checkpoint -> held-out evaluation -> a short report and ``DIR/final/summary.json``.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from pathlib import Path
+
+from .checkpoint import list_checkpoints
+from .config import TrainConfig
+from .launch import RunInterrupted, launch
+from .prepare import prepare_for
+
+
+def pipeline_config(run_dir: str = "runs/pipeline", quick: bool = False, **overrides) -> TrainConfig:
+    """The defaults of the main job; ``quick`` is a small first try (about a minute)."""
+    base = dict(run_dir=run_dir, model="bag", world_size=2, epochs=2, save_every_steps=100, log_every=100)
+    if quick:
+        base.update(train_limit=4000, epochs=1, save_every_steps=20, log_every=20)
+    return TrainConfig(**{**base, **overrides})
+
+
+def run_pipeline(run_dir: str = "runs/pipeline", quick: bool = False, interrupt: bool = True,
+                 quiet: bool = False, **overrides) -> dict:
+    t0 = time.perf_counter()
+    cfg = pipeline_config(run_dir, quick, **overrides)
+    if Path(run_dir).exists():
+        shutil.rmtree(run_dir)  # the pipeline's own folder: every run starts clean
+    say = (lambda *a: None) if quiet else print
+
+    say("== Stations 1+2: IMDB -> clean, exact + near-duplicate dedup, split, WordPiece tokens")
+    data = prepare_for(cfg, progress=not quiet)
+    info = data.info
+    prov = info["provenance"]
+    say(f"   source {prov['source']}: {prov['raw_reviews']} reviews, {prov['exact_duplicates_removed']} exact "
+        f"duplicates removed, {info.get('near_dup', {}).get('train_dropped', 0)} near-duplicates dropped from train, "
+        f"{info.get('near_dup', {}).get('test_leaks_dropped', 0)} train/test leaks dropped from test")
+    say(f"   train {info['train']} / held-out {info['test']} reviews, {len(data.train.tokens):,} training tokens "
+        f"(cache {info['cache']})")
+
+    steps_per_epoch = info["train"] // cfg.global_batch_size
+    total = cfg.epochs * steps_per_epoch if not cfg.max_steps else min(cfg.max_steps, cfg.epochs * steps_per_epoch)
+    kill_at = max(2, int(total * 0.55)) if interrupt else 0
+    say(f"== Stations 3+4: {cfg.world_size}-rank DDP training ({cfg.model}, {total} steps, checkpoint every "
+        f"{cfg.save_every_steps} steps, TensorBoard in {run_dir}/tb)")
+    first = cfg.replace(kill_at_step=kill_at, kill_rank=cfg.world_size - 1, kill_mode="sigkill")
+    interruption = None
+    try:
+        summary = launch(first, quiet=quiet)
+    except RunInterrupted as err:
+        interruption = {"rank": err.rank, "signal": err.signal_name, "step": err.step, "checkpoint": err.checkpoint}
+        say(f"== Station 5: {err}")
+        say("   resuming automatically from the newest valid checkpoint ...")
+        summary = launch(cfg.replace(resume="auto"), quiet=quiet)
+
+    report = {
+        "held_out_accuracy": summary["val_accuracy"],
+        "held_out_reviews": summary["val_count"],
+        "train_reviews": info["train"],
+        "steps": summary["steps"],
+        "interruption": interruption,
+        "resumed_from_step": summary["resumed_from"],
+        "checkpoints_on_disk": [p.name for p in list_checkpoints(run_dir)],
+        "data": {"raw": prov["raw_reviews"], "exact_duplicates": prov["exact_duplicates_removed"],
+                 "near_dup": info.get("near_dup"), "tokens": int(len(data.train.tokens))},
+        "wall_seconds": round(time.perf_counter() - t0, 1),
+    }
+    summary["pipeline"] = report
+    (Path(run_dir) / "final" / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
+    say(f"== Done in {report['wall_seconds']} s: held-out accuracy {report['held_out_accuracy']:.2%} on "
+        f"{report['held_out_reviews']} reviews; resumed from step {report['resumed_from_step']}; "
+        f"summary in {run_dir}/final/summary.json")
+    return summary

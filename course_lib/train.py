@@ -1,0 +1,331 @@
+"""The per-rank training loop: the only place that steps the optimizer.
+
+Read it top to bottom: ``Trainer.__init__`` builds everything from the config, ``train``
+runs epochs, ``_run_epoch`` runs steps, ``_run_batch`` is one optimizer step, and
+``_save_checkpoint`` / ``_restore`` move the *whole* state to disk and back.
+
+The whole state of the loop is: model, optimizer, LR scheduler, ``TrainState`` (epoch, step in
+epoch, global step, last loss) and every RNG of every rank. The data order is a pure function
+of (seed, epoch, step) (:mod:`course_lib.sampling`), so restoring those objects puts the loop
+exactly where it was: the resumed run is bit-identical to one never interrupted.
+
+Run it under ``torchrun`` with ``python -m course_lib.train --run-dir DIR ...``, or from
+Python / a notebook through :func:`course_lib.launch.launch`.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+import os
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+from . import checkpoint as ckpt
+from .config import SHAPE_KEYS, TrainConfig
+from .faults import EXIT_PREEMPTED, FaultInjector, GracefulStop
+from .models import build_model
+from .monitor import Ledger, TensorBoardLogger
+from .prepare import prepare_for
+from .sampling import ResumableDistributedSampler, sample_digest
+
+
+@dataclass
+class TrainState:
+    epoch: int = 0            # 0-based epoch in progress
+    step_in_epoch: int = 0    # steps of that epoch already done
+    global_step: int = 0      # optimizer steps done since the run began
+    last_loss: float = math.nan
+
+
+class Trainer:
+    def __init__(self, cfg: TrainConfig, rank: int, world_size: int, device: torch.device, report):
+        self.cfg, self.rank, self.world_size, self.device, self.report = cfg, rank, world_size, device, report
+        self.run_dir = Path(cfg.run_dir)
+        self.attempt = _next_attempt(self.run_dir, rank)
+        self.stop = GracefulStop()
+        self.faults = FaultInjector(cfg, rank, self.attempt)
+
+        data = _prepare(cfg, rank)
+        self.train_data, self.test_data, self.data_info = data.train, data.test, data.info
+        self.pad_id = data.info["tokenizer"]["pad_id"]
+        if len(set(self.train_data.labels.tolist())) < 2:
+            raise ValueError("the training slice holds a single class: use a larger --train-limit")
+
+        torch.manual_seed(cfg.seed)  # identical initial weights on every rank (DDP also broadcasts)
+        model = build_model(cfg.model, data.info["tokenizer"]["vocab_size"], cfg.max_length,
+                            **({"dim": cfg.embed_dim} if cfg.model == "bag" else {}), dropout=cfg.dropout)
+        self.model = model.to(device)
+        self.ddp = DDP(self.model, device_ids=[device.index] if device.type == "cuda" else None)
+        self.sampler = ResumableDistributedSampler(len(self.train_data), cfg.global_batch_size, world_size, rank, cfg.seed)
+        self.total_steps = cfg.epochs * self.sampler.steps_per_epoch
+        if cfg.max_steps:
+            self.total_steps = min(self.total_steps, cfg.max_steps)
+        self.optimizer, self.scheduler = self._fresh_optimizer()
+        self.state = TrainState()
+        _seed_rngs(cfg.seed, rank)  # per-rank RNG (dropout) owned by this run, saved in checkpoints
+
+        self.ledger = Ledger(self.run_dir, rank)
+        self.tb = TensorBoardLogger(self.run_dir, enabled=rank == 0, hparams=cfg.to_dict())
+        self.resumed_from = self._maybe_resume()
+
+    # ------------------------------------------------------------------ state
+    def _fresh_optimizer(self):
+        opt = torch.optim.AdamW(self.model.parameters(), lr=self.cfg.lr, weight_decay=self.cfg.weight_decay)
+        warm, total = max(1, self.cfg.warmup_steps), self.total_steps
+        sched = torch.optim.lr_scheduler.LambdaLR(  # linear warm-up, then linear decay to 0
+            opt, lambda s: min(1.0, (s + 1) / warm) * max(0.0, 1.0 - s / total))
+        return opt, sched
+
+    def _maybe_resume(self) -> int | None:
+        if self.rank == 0:
+            ckpt.remove_stale_tmp(self.run_dir)
+        if self.cfg.resume == "none":
+            return None
+        if self.cfg.resume == "auto":
+            path = ckpt.latest_valid(self.run_dir, log=self.report.line if self.rank == 0 else None)
+            if path is None:
+                self.report.line(f"Rank {self.rank}: no valid checkpoint in {self.run_dir}, starting fresh")
+                return None
+        else:
+            path = Path(self.cfg.resume)
+            ok, reason = ckpt.verify(path)
+            if not ok:
+                raise ckpt.CheckpointError(f"cannot resume from {path}: {reason}")
+        return self._restore(path, self.cfg.resume_mode)
+
+    def _restore(self, path: Path, mode: str) -> int:
+        trainer = ckpt.load_part(path, "trainer.pt")
+        saved_cfg = json.loads(trainer["config"])
+        diff = ckpt.config_differences(saved_cfg, self.cfg.to_dict(), SHAPE_KEYS)
+        if diff:
+            raise ckpt.CheckpointError(
+                f"checkpoint {path.name} does not fit this config; differing keys: "
+                + ", ".join(f"{k} (checkpoint {a!r}, now {b!r})" for k, (a, b) in diff.items()))
+        self.model.load_state_dict(ckpt.load_part(path, "model.pt"))
+        self.state = TrainState(**trainer["state"])
+        if mode != "weights-only":
+            self.optimizer.load_state_dict(ckpt.load_part(path, "optimizer.pt"))
+            self.scheduler.load_state_dict(ckpt.load_part(path, "scheduler.pt"))
+        same_world = saved_cfg["world_size"] == self.world_size
+        if mode not in ("no-rng",) and same_world:
+            ckpt.set_rng_state(ckpt.load_part(path, f"rng-rank{self.rank}.pt"))
+        if not same_world and self.rank == 0:
+            self.report.line(
+                f"NOTE: resuming a {saved_cfg['world_size']}-rank checkpoint on {self.world_size} rank(s). The global "
+                "order of samples is preserved, but gradients are now summed in a different order and the per-rank "
+                "RNG streams differ: the run continues closely, not bit-identically.")
+        if mode == "epoch-start":
+            self.state.step_in_epoch = 0  # the textbook's resume: the partial epoch is repeated
+        step = self.state.global_step
+        self.tb.scalars(step, **{"events/resume_from_step": step})
+        self.tb.event("events/resume", f"attempt {self.attempt} resumed from {path.name} (mode {mode})", step)
+        if self.rank == 0:
+            self.report.line(f"Resumed from {path.name}: epoch {self.state.epoch + 1}, step {step}, mode {mode}, "
+                             f"last loss {self.state.last_loss:.4f}")
+        return step
+
+    # ------------------------------------------------------------------ loop
+    def train(self) -> dict:
+        t_start = time.perf_counter()
+        while self.state.epoch < self.cfg.epochs and self.state.global_step < self.total_steps:
+            self._run_epoch()
+            if self.state.step_in_epoch >= self.sampler.steps_per_epoch:
+                self.state.epoch += 1
+                self.state.step_in_epoch = 0
+                if self.cfg.save_every_epochs and self.state.epoch % self.cfg.save_every_epochs == 0:
+                    self._save_checkpoint()
+        self._save_checkpoint()
+        metrics = self.evaluate()
+        return self._finish(metrics, time.perf_counter() - t_start)
+
+    def _run_epoch(self) -> None:
+        self.sampler.set_epoch(self.state.epoch)
+        self.sampler.set_position(self.state.step_in_epoch)
+        self.ddp.train()
+        for indices in self.sampler.batches():
+            if self.state.global_step >= self.total_steps:
+                return
+            self.faults.before_step(self.state.global_step + 1)
+            t0 = time.perf_counter()
+            lr = self.optimizer.param_groups[0]["lr"]  # the rate this step uses
+            loss, global_loss, grad_norm, stop = self._run_batch(indices)
+            self.state.global_step += 1
+            self.state.step_in_epoch += 1
+            self.state.last_loss = global_loss
+            self._log_step(indices, loss, global_loss, lr, grad_norm, time.perf_counter() - t0)
+            if self.cfg.save_every_steps and self.state.global_step % self.cfg.save_every_steps == 0:
+                self._save_checkpoint()
+            if stop:
+                self._preempted()
+            if self.cfg.eval_every_steps and self.state.global_step % self.cfg.eval_every_steps == 0:
+                self.evaluate()
+                self.ddp.train()
+
+    def _run_batch(self, indices: list[int]) -> tuple[float, float, float, bool]:
+        batch = {k: v.to(self.device) for k, v in self.train_data.batch(indices, self.pad_id).items()}
+        logits = self.ddp(batch["input_ids"], batch["attention_mask"])
+        loss = F.cross_entropy(logits.float(), batch["label"])
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()  # DDP all-reduces (averages) the gradients here
+        grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.grad_clip)
+        self.optimizer.step()
+        self.scheduler.step()
+        # one small all-reduce: the global mean loss and "does any rank want to stop?"
+        flags = torch.tensor([loss.item(), 1.0 if self.stop.requested else 0.0], dtype=torch.float64, device=self.device)
+        dist.all_reduce(flags)
+        return loss.item(), flags[0].item() / self.world_size, float(grad_norm), flags[1].item() > 0
+
+    def _log_step(self, indices, loss, global_loss, lr, grad_norm, seconds) -> None:
+        s = self.state
+        sample_ids = self.train_data.ids[indices].tolist()
+        self.ledger.write({"step": s.global_step, "epoch": s.epoch, "loss": loss, "global_loss": global_loss,
+                           "lr": lr, "grad_norm": grad_norm,
+                           "samples": sample_digest(sample_ids), "sample_ids": sample_ids, "attempt": self.attempt})
+        self.tb.scalars(s.global_step, **{"train/loss": global_loss, "train/lr": lr,
+                                          "train/grad_norm": grad_norm,
+                                          "train/samples_per_s": self.cfg.global_batch_size / max(seconds, 1e-9)})
+        if s.global_step == 1 or s.global_step % self.cfg.log_every == 0 or s.global_step == self.total_steps:
+            self.report.line(f"Rank {self.rank}, Epoch [{s.epoch + 1}/{self.cfg.epochs}], "
+                             f"Step [{s.step_in_epoch}/{self.sampler.steps_per_epoch}], Loss: {loss:.4f}")
+        self.report.progress(s.global_step, self.total_steps)
+
+    # ------------------------------------------------------------------ checkpoints
+    def _save_checkpoint(self) -> Path | None:
+        step, t0 = self.state.global_step, time.perf_counter()
+        tmp = ckpt.tmp_dir(self.run_dir, step)
+        fault = self.faults.during_save(step)
+        ok = 1.0
+        try:
+            if self.rank == 0:
+                ckpt.write_part(tmp, "model.pt", self.model.state_dict(), fault)
+                ckpt.write_part(tmp, "optimizer.pt", self.optimizer.state_dict())
+                ckpt.write_part(tmp, "scheduler.pt", self.scheduler.state_dict())
+                ckpt.write_part(tmp, "trainer.pt", {"state": dataclasses.asdict(self.state),
+                                                    "config": json.dumps(self.cfg.to_dict())})
+                fault = None
+            ckpt.write_part(tmp, f"rng-rank{self.rank}.pt", ckpt.rng_state(), fault)
+        except OSError as err:  # disk full, permissions...: this save fails, the run goes on
+            self.report.line(f"Rank {self.rank}: checkpoint at step {step} NOT saved ({err}); previous one kept")
+            ok = 0.0
+        agree = torch.tensor([ok], device=self.device)
+        dist.all_reduce(agree, op=dist.ReduceOp.MIN)  # also the barrier before the commit
+        if self.rank != 0:
+            return None
+        if agree.item() < 1:
+            ckpt.remove_stale_tmp(self.run_dir)
+            return None
+        path = ckpt.commit(self.run_dir, step, {"epoch": self.state.epoch, "world_size": self.world_size,
+                                                "config_hash": self.cfg.shape_hash(), "attempt": self.attempt})
+        ckpt.purge(self.run_dir, self.cfg.keep_last)
+        size = sum(p.stat().st_size for p in path.iterdir())
+        self.tb.scalars(step, **{"checkpoint/save_seconds": time.perf_counter() - t0, "checkpoint/size_mb": size / 2**20})
+        return path
+
+    def _preempted(self) -> None:
+        if self.rank == 0:
+            self.report.line(f"Stop requested ({self.stop.requested or 'by another rank'}): saved step "
+                             f"{self.state.global_step}, exiting for a later --resume auto")
+        self._save_checkpoint()
+        self.tb.close()
+        raise SystemExit(EXIT_PREEMPTED)
+
+    # ------------------------------------------------------------------ evaluation
+    @torch.no_grad()
+    def evaluate(self) -> dict:
+        """Held-out loss and accuracy; each rank scores a share, counts are all-reduced."""
+        self.ddp.eval()
+        n = len(self.test_data) if not self.cfg.eval_limit else min(self.cfg.eval_limit, len(self.test_data))
+        mine = list(range(self.rank, n, self.world_size))
+        sums = torch.zeros(3, dtype=torch.float64, device=self.device)  # loss sum, correct, count
+        for start in range(0, len(mine), 256):
+            idx = mine[start:start + 256]
+            batch = {k: v.to(self.device) for k, v in self.test_data.batch(idx, self.pad_id).items()}
+            logits = self.model(batch["input_ids"], batch["attention_mask"]).float()
+            sums += torch.tensor([F.cross_entropy(logits, batch["label"], reduction="sum").item(),
+                                  (logits.argmax(1) == batch["label"]).sum().item(), len(idx)],
+                                 dtype=torch.float64, device=self.device)
+        dist.all_reduce(sums)
+        metrics = {"val_loss": sums[0].item() / max(sums[2].item(), 1), "val_accuracy": sums[1].item() / max(sums[2].item(), 1),
+                   "val_count": int(sums[2].item())}
+        self.tb.scalars(self.state.global_step, **{"val/loss": metrics["val_loss"], "val/accuracy": metrics["val_accuracy"]})
+        return metrics
+
+    def _finish(self, metrics: dict, seconds: float) -> dict:
+        digest = parameter_digest(self.model)
+        digests = [None] * self.world_size
+        dist.all_gather_object(digests, digest)
+        if len(set(digests)) != 1:
+            raise RuntimeError(f"ranks ended with different parameters: {digests}")
+        summary = {**metrics, "steps": self.state.global_step, "epochs": self.cfg.epochs,
+                   "attempt": self.attempt, "resumes": self.attempt - 1, "resumed_from": self.resumed_from,
+                   "world_size": self.world_size, "parameter_sha256": digest, "train_seconds_this_attempt": seconds,
+                   "train_samples": len(self.train_data), "test_samples": metrics["val_count"],
+                   "data": {k: self.data_info.get(k) for k in ("provenance", "near_dup", "tokenizer")}}
+        if self.rank == 0:
+            final = self.run_dir / "final"
+            final.mkdir(parents=True, exist_ok=True)
+            (final / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
+            torch.save(self.model.state_dict(), final / "model.pt")
+            self.tb.hparams({k: v for k, v in self.cfg.to_dict().items() if k not in ("run_dir", "cache_dir")},
+                            {"hparam/val_accuracy": metrics["val_accuracy"]})
+            self.report.line(f"Held-out accuracy {metrics['val_accuracy']:.2%} on {metrics['val_count']} reviews; "
+                             f"parameters identical on all {self.world_size} ranks ({digest[:12]})")
+        self.tb.close()
+        self.ledger.close()
+        return summary
+
+
+def parameter_digest(model: torch.nn.Module) -> str:
+    h = hashlib.sha256()
+    for name, p in sorted(model.state_dict().items()):
+        h.update(name.encode())
+        h.update(p.detach().cpu().contiguous().numpy().tobytes())
+    return h.hexdigest()
+
+
+def _seed_rngs(seed: int, rank: int) -> None:
+    import random
+
+    import numpy as np
+
+    random.seed(seed * 1000 + rank)
+    np.random.seed(seed * 1000 + rank)
+    torch.manual_seed(seed * 1000 + rank)
+
+
+def _next_attempt(run_dir: Path, rank: int) -> int:
+    """Attempt number of this start (1 = first). Rank 0 records the start; the barrier makes
+    every rank read the same count."""
+    path = run_dir / "attempts.jsonl"
+    if rank == 0:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        with open(path, "a") as f:
+            f.write(json.dumps({"started": time.time(), "pid": os.getpid()}) + "\n")
+    dist.barrier()
+    return sum(1 for line in path.read_text().splitlines() if line.strip())
+
+
+def _prepare(cfg: TrainConfig, rank: int):
+    """Rank 0 prepares (or finds in the cache) the tokenized data; the others wait, then read
+    the cache: two ranks never tokenize the same data at once."""
+    if rank == 0:
+        data = prepare_for(cfg, progress=True)
+    dist.barrier()
+    if rank != 0:
+        data = prepare_for(cfg, progress=False)
+    return data
+
+
+if __name__ == "__main__":  # python -m course_lib.train ... (the torchrun entry point)
+    from .cli import main
+
+    sys.exit(main(["train", *sys.argv[1:]]))
