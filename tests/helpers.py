@@ -1,0 +1,28 @@
+"""Small configurations shared by the process-level tests."""
+import subprocess
+import sys
+
+from course_lib.config import TrainConfig
+
+
+def small_cfg(run_dir, **kw) -> TrainConfig:
+    """A 2-rank bag-model run on 1,200 reviews: seconds, yet every mechanism is exercised."""
+    base = dict(run_dir=str(run_dir), train_limit=1200, epochs=2, global_batch_size=64, save_every_steps=5,
+                log_every=1000, eval_limit=200, warmup_steps=5)
+    return TrainConfig(**{**base, **kw})
+
+
+def cli(*args, timeout=300, env=None) -> subprocess.CompletedProcess:
+    """``python -m course_lib ARGS`` in a real subprocess."""
+    return subprocess.run([sys.executable, "-m", "course_lib", *map(str, args)], capture_output=True,
+                          text=True, timeout=timeout, env=env)
+
+
+def cfg_args(cfg: TrainConfig) -> list[str]:
+    """The command-line flags that reproduce ``cfg``."""
+    out = []
+    for key, value in cfg.to_dict().items():
+        if value is None or isinstance(value, bool):
+            continue
+        out += ["--" + key.replace("_", "-"), str(value)]
+    return out

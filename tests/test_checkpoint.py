@@ -1,0 +1,129 @@
+import json
+import os
+import pickle
+import random
+
+import numpy as np
+import pytest
+import torch
+
+from course_lib import checkpoint as ckpt
+
+
+def save(run_dir, step, payload=None):
+    tmp = ckpt.tmp_dir(run_dir, step)
+    ckpt.write_part(tmp, "model.pt", payload or {"w": torch.full((50,), float(step))})
+    ckpt.write_part(tmp, "rng-rank0.pt", ckpt.rng_state())
+    return ckpt.commit(run_dir, step, {"world_size": 1})
+
+
+def test_commit_verify_latest(tmp_path):
+    for s in (10, 20):
+        save(tmp_path, s)
+    assert (tmp_path / "checkpoints" / "LATEST").read_text().strip() == "step-00000020"
+    assert [p.name for p in ckpt.list_checkpoints(tmp_path)] == ["step-00000010", "step-00000020"]
+    assert ckpt.verify(tmp_path / "checkpoints" / "step-00000020") == (True, "ok")
+    m = ckpt.manifest(tmp_path / "checkpoints" / "step-00000020")
+    assert m["step"] == 20 and set(m["files"]) == {"model.pt", "rng-rank0.pt"} and "torch" in m["versions"]
+    assert ckpt.load_part(ckpt.latest_valid(tmp_path), "model.pt")["w"][0] == 20
+
+
+def corrupt_truncate(p):
+    data = (p / "model.pt").read_bytes()
+    (p / "model.pt").write_bytes(data[: len(data) // 2])
+
+
+def corrupt_flip(p):
+    data = bytearray((p / "model.pt").read_bytes())
+    data[len(data) // 2] ^= 0x01
+    (p / "model.pt").write_bytes(bytes(data))
+
+
+def corrupt_no_manifest(p):
+    (p / "manifest.json").unlink()
+
+
+def corrupt_foreign_manifest(p):
+    other = p.parent / "step-00000010" / "manifest.json"
+    (p / "manifest.json").write_text(other.read_text())
+
+
+def corrupt_missing_file(p):
+    (p / "rng-rank0.pt").unlink()
+
+
+@pytest.mark.parametrize("damage,reason", [(corrupt_truncate, "truncated"), (corrupt_flip, "checksum"),
+                                           (corrupt_no_manifest, "no manifest"), (corrupt_foreign_manifest, "foreign"),
+                                           (corrupt_missing_file, "missing")])
+def test_damaged_newest_falls_back(tmp_path, damage, reason):
+    save(tmp_path, 10)
+    newest = save(tmp_path, 20)
+    damage(newest)
+    ok, why = ckpt.verify(newest)
+    assert not ok and reason in why
+    messages = []
+    assert ckpt.latest_valid(tmp_path, log=messages.append).name == "step-00000010"
+    assert "step-00000020" in messages[0] and reason in messages[0]
+
+
+def test_crash_mid_save_leaves_previous_valid(tmp_path):
+    save(tmp_path, 10)
+    tmp = ckpt.tmp_dir(tmp_path, 20)
+
+    class Crash(Exception):
+        pass
+
+    def die():
+        raise Crash  # stands in for SIGKILL at the half-way point (the real signal is tested in test_resume)
+
+    with pytest.raises(Crash):
+        ckpt.write_part(tmp, "model.pt", {"w": torch.zeros(1000)}, fault=die)
+    assert ckpt.latest_valid(tmp_path).name == "step-00000010"
+    assert ckpt.remove_stale_tmp(tmp_path) == [tmp] and not tmp.exists()
+
+
+def test_disk_full_leaves_previous_valid(tmp_path, monkeypatch):
+    save(tmp_path, 10)
+
+    def full(*a, **k):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(OSError, match="No space"):
+        save(tmp_path, 20)
+    monkeypatch.undo()
+    assert ckpt.latest_valid(tmp_path).name == "step-00000010"
+
+
+def test_code_in_a_checkpoint_is_refused(tmp_path):
+    class Evil:
+        def __reduce__(self):
+            return (os.system, ("echo pwned",))
+
+    path = save(tmp_path, 10)
+    with open(path / "evil.pt", "wb") as f:
+        pickle.dump({"model": Evil()}, f)
+    with pytest.raises(ckpt.CheckpointError, match="weights_only"):
+        ckpt.load_part(path, "evil.pt")
+    assert not ckpt.verify(path)[0]  # and the folder no longer matches its manifest
+
+
+def test_purge_keeps_newest_valid(tmp_path):
+    for s in (1, 2, 3, 4):
+        save(tmp_path, s)
+    corrupt_flip(tmp_path / "checkpoints" / "step-00000004")
+    removed = ckpt.purge(tmp_path, keep_last=1)
+    left = [p.name for p in ckpt.list_checkpoints(tmp_path)]
+    assert "step-00000003" in left and "step-00000004" in left and len(removed) == 2
+
+
+def test_rng_roundtrip():
+    state = ckpt.rng_state()
+    a = (random.random(), np.random.rand(), torch.rand(1).item())
+    ckpt.set_rng_state(state)
+    assert (random.random(), np.random.rand(), torch.rand(1).item()) == a
+
+
+def test_config_differences_names_keys():
+    d = ckpt.config_differences({"model": "bag", "seed": 0}, {"model": "minilm", "seed": 0}, ["model", "seed"])
+    assert d == {"model": ("bag", "minilm")}

@@ -1,0 +1,54 @@
+import argparse
+
+import pytest
+
+from course_lib.config import TrainConfig
+from course_lib.sampling import ResumableDistributedSampler, sample_digest
+
+
+def test_config_roundtrip_and_cli(tmp_path):
+    cfg = TrainConfig(run_dir="x", world_size=2, epochs=3)
+    cfg.save(tmp_path / "c.json")
+    assert TrainConfig.load(tmp_path / "c.json") == cfg
+    p = argparse.ArgumentParser()
+    TrainConfig.add_arguments(p)
+    args = p.parse_args(["--run-dir", "d", "--world-size", "1", "--kill-mode", "sigterm", "--lr", "0.1"])
+    got = TrainConfig.from_args(args)
+    assert (got.run_dir, got.world_size, got.kill_mode, got.lr) == ("d", 1, "sigterm", 0.1)
+    assert got.shape_hash() == TrainConfig(run_dir="other", world_size=1).shape_hash()
+
+
+@pytest.mark.parametrize("kw,msg", [({"global_batch_size": 63}, "divisible"), ({"resume_mode": "x"}, "resume_mode"),
+                                    ({"kill_mode": "nuke"}, "kill_mode"), ({"kill_at_step": 3, "kill_rank": 5}, "kill_rank"),
+                                    ({"epochs": 0}, "epochs")])
+def test_config_errors(kw, msg):
+    with pytest.raises(ValueError, match=msg):
+        TrainConfig(**kw)
+    with pytest.raises(ValueError, match="unknown"):
+        TrainConfig.from_dict({"nope": 1})
+
+
+def test_global_order_is_world_size_independent():
+    one = ResumableDistributedSampler(1000, 64, num_replicas=1, rank=0, seed=7)
+    two = [ResumableDistributedSampler(1000, 64, num_replicas=2, rank=r, seed=7) for r in (0, 1)]
+    for s in (one, *two):
+        s.set_epoch(3)
+    for b1, b20, b21 in zip(one.batches(), two[0].batches(), two[1].batches()):
+        assert sorted(b1) == sorted(b20 + b21) and not set(b20) & set(b21)
+    assert one.steps_per_epoch == 15 and len(one) == 15 * 64 and len(two[0]) == 15 * 32
+
+
+def test_start_anywhere_in_an_epoch():
+    s = ResumableDistributedSampler(500, 50, num_replicas=2, rank=1, seed=0)
+    s.set_epoch(1)
+    full = list(s.batches())
+    s.set_position(4)
+    assert list(s.batches()) == full[4:]
+    s.set_epoch(2)
+    s.set_position(0)
+    assert list(s.batches()) != full  # a new epoch, a new order
+    with pytest.raises(ValueError):
+        s.set_position(99)
+    with pytest.raises(ValueError, match="training samples"):
+        ResumableDistributedSampler(10, 64, 2, 0)
+    assert sample_digest([3, 1, 2]) == sample_digest([1, 2, 3])

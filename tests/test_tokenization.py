@@ -1,0 +1,80 @@
+import pytest
+
+from course_lib.tokenization import (encode_dataset, encode_texts, encode_windows, length_stats,
+                                     load_tokenizer, train_tokenizer)
+
+
+@pytest.fixture(scope="module")
+def wp():
+    return load_tokenizer("wordpiece")
+
+
+@pytest.fixture(scope="module")
+def bpe():
+    return load_tokenizer("bpe")
+
+
+def test_real_vocabularies(wp, bpe):
+    assert len(wp) == 30522 and len(bpe) == 50257
+    assert bpe("Hello world!")["input_ids"] == [15496, 995, 0]
+    assert wp.tokenize("unbelievable") == ["unbelievable"]
+    assert bpe.tokenize("unbelievable") == ["un", "bel", "iev", "able"]
+    assert wp.tokenize("Tarantino 🎬") == ["tara", "##ntino", "[UNK]"]
+    assert wp.convert_ids_to_tokens(encode_texts(wp, ["Hello"])["input_ids"][0]) == ["[CLS]", "hello", "[SEP]"]
+
+
+def test_no_baked_in_truncation_or_padding(wp):
+    long_review = "a truly wonderful film " * 200
+    ids = encode_texts(wp, [long_review])["input_ids"][0]
+    assert len(ids) > 128  # the packaged tokenizer.json would have cut this to 128
+    assert len(encode_texts(wp, [long_review], max_length=256)["input_ids"][0]) == 256
+    assert len(encode_texts(wp, [long_review])["input_ids"][0]) == len(ids)  # truncation restored off
+    assert len(encode_texts(wp, ["short"])["input_ids"][0]) == 3  # no padding to 128
+
+
+def test_gpt2_padding_is_explicit(bpe):
+    assert bpe.pad_token == "<|endoftext|>" and bpe.pad_token_id == 50256
+
+
+def test_unknown_tokenizer():
+    with pytest.raises(ValueError, match="valid: 'wordpiece', 'bpe'"):
+        load_tokenizer("sentencepiece-please")
+
+
+@pytest.mark.parametrize("name", ["wordpiece", "bpe"])
+def test_bad_inputs_have_defined_output(name, wp, bpe):
+    tok = wp if name == "wordpiece" else bpe
+    texts = ["", None, "x" * 1_000_000, "great movie 🎬🍿 👍🏽", "日本語のレビュー and English, русский"]
+    enc = encode_texts(tok, texts)
+    assert len(enc["input_ids"]) == 5
+    assert all(len(i) == len(m) for i, m in zip(enc["input_ids"], enc["attention_mask"]))
+    with pytest.raises(TypeError, match="text 0"):
+        encode_texts(tok, [123])
+
+
+def test_windows_keep_every_token(wp):
+    text = " ".join(f"w{i}" for i in range(600))
+    full = encode_texts(wp, [text])["input_ids"][0]
+    win = encode_windows(wp, [text, "short"], max_length=128, stride=32)
+    assert set(win["sample"]) == {0, 1} and win["sample"].count(0) > 1
+    inner = [t for ids, s in zip(win["input_ids"], win["sample"]) if s == 0 for t in ids[1:-1]]
+    assert set(full[1:-1]) <= set(inner)
+
+
+def test_encode_dataset_and_stats(wp):
+    from datasets import Dataset
+
+    ds = encode_dataset(Dataset.from_dict({"text": ["one two", "three"], "label": [0, 1]}), wp, max_length=16)
+    assert ds.column_names == ["text", "label", "input_ids", "attention_mask"]
+    s = length_stats([100, 200, 300, 600])
+    assert s["over_256"] == 0.5 and s["over_512"] == 0.25 and length_stats([])["n"] == 0
+
+
+@pytest.mark.parametrize("kind", ["wordpiece", "bpe"])
+def test_train_and_reload_own_tokenizer(kind, tmp_path, imdb_texts):
+    tok = train_tokenizer(kind, imdb_texts.texts[:300], vocab_size=1000, save_dir=tmp_path / kind)
+    assert 300 < len(tok) <= 1000
+    ids = encode_texts(tok, ["This movie was great"])["input_ids"][0]
+    assert tok.decode(ids, skip_special_tokens=True).strip().lower() == "this movie was great"
+    with pytest.raises(ValueError):
+        train_tokenizer("unigram", ["x"])
