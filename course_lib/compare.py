@@ -20,10 +20,17 @@ def _final_digest(run_dir: Path) -> str | None:
 
 
 def _seen(run_dir: Path) -> Counter:
-    """How often each sample id was trained on, over all ranks, as the final model saw it."""
+    """How often each sample id was trained on, over all ranks, as the final model saw it.
+
+    Per step only the newest attempt counts, across ranks: after a resume on fewer ranks the
+    lines a vanished rank wrote before the crash are lost work, not training."""
+    rows = [row for rank in ledger_ranks(run_dir) for row in read_ledger(run_dir, rank)]
+    newest: dict[int, int] = {}
+    for row in rows:
+        newest[row["step"]] = max(newest.get(row["step"], 0), row["attempt"])
     seen: Counter = Counter()
-    for rank in ledger_ranks(run_dir):
-        for row in read_ledger(run_dir, rank):
+    for row in rows:
+        if row["attempt"] == newest[row["step"]]:
             seen.update(row.get("sample_ids", []))
     return seen
 

@@ -1,0 +1,62 @@
+"""Process-level: real spawned ranks, real gloo process groups."""
+import json
+import socket
+
+import pytest
+
+from course_lib.launch import RankFailed, launch
+from course_lib.monitor import read_ledger, read_scalars
+
+from helpers import small_cfg
+
+
+def test_two_rank_run_trains_logs_and_agrees(tmp_path, capsys):
+    summary = launch(small_cfg(tmp_path / "run", log_every=5))
+    out = capsys.readouterr().out
+    assert "Rank 0, Epoch [1/2], Step [1/" in out and "Rank 1, Epoch [1/2], Step [1/" in out
+    assert "parameters identical on all 2 ranks" in out
+    assert summary["world_size"] == 2 and summary["steps"] == read_ledger(tmp_path / "run", 1)[-1]["step"]
+    assert 0.0 <= summary["val_accuracy"] <= 1.0 and summary["val_count"] == 200
+    run = tmp_path / "run"
+    assert json.loads((run / "config.json").read_text())["world_size"] == 2
+    rows0, rows1 = read_ledger(run, 0), read_ledger(run, 1)
+    assert [r["global_loss"] for r in rows0] == [r["global_loss"] for r in rows1]  # all-reduced
+    assert all(not set(a["sample_ids"]) & set(b["sample_ids"]) for a, b in zip(rows0, rows1))
+    scalars = read_scalars(run)
+    for tag in ("train/loss", "train/lr", "train/grad_norm", "train/samples_per_s", "val/accuracy",
+                "checkpoint/save_seconds", "checkpoint/size_mb"):
+        assert tag in scalars, tag
+    assert (run / "checkpoints" / "LATEST").exists() and (run / "final" / "summary.json").exists()
+
+
+def test_failing_rank_raises_in_parent_with_traceback(tmp_path):
+    # a real failure inside every rank: minilm cannot read GPT-2 BPE ids
+    with pytest.raises(RankFailed, match="rank [01] failed") as err:
+        launch(small_cfg(tmp_path / "bad", model="minilm", tokenizer="bpe", max_length=64), quiet=True)
+    assert "wordpiece" in str(err.value)
+
+
+def test_port_taken_is_a_clear_error(tmp_path, monkeypatch):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        monkeypatch.setenv("MASTER_PORT", str(s.getsockname()[1]))
+        with pytest.raises(RuntimeError, match="already taken"):
+            launch(small_cfg(tmp_path / "p"), quiet=True)
+
+
+def test_cuda_asked_where_there_is_none(tmp_path):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    with pytest.raises(RuntimeError, match="no CUDA GPU"):
+        launch(small_cfg(tmp_path / "c", device="cuda"), quiet=True)
+
+
+def test_too_many_ranks_warns(tmp_path):
+    import os
+
+    with pytest.warns(UserWarning, match="CPU cores"):
+        launch(small_cfg(tmp_path / "w", world_size=(os.cpu_count() or 1) * 2, global_batch_size=64 * (os.cpu_count() or 1),
+                         train_limit=1200, epochs=1, max_steps=2), quiet=True)

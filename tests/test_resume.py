@@ -1,0 +1,70 @@
+"""Station 5's guarantee, tested with real signals: an interrupted run resumed with
+``--resume-mode full`` is bit-identical to the run never interrupted."""
+import pytest
+
+from course_lib.checkpoint import CheckpointError, latest_valid
+from course_lib.compare import compare_runs
+from course_lib.launch import RankFailed, RunInterrupted, launch
+
+from helpers import small_cfg
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    run = tmp_path_factory.mktemp("ref") / "run"
+    launch(small_cfg(run), quiet=True)
+    return run
+
+
+def interrupt_and_resume(run, mode="sigkill", step=13, rank=1, resume_mode="full", **resume_kw):
+    with pytest.raises(RunInterrupted) as err:
+        launch(small_cfg(run, kill_at_step=step, kill_rank=rank, kill_mode=mode), quiet=True)
+    launch(small_cfg(run, resume="auto", resume_mode=resume_mode, **resume_kw), quiet=True)
+    return err.value
+
+
+@pytest.mark.parametrize("mode,rank", [("sigkill", 1), ("sigterm", 0), ("during-save", 0), ("during-save", 1)])
+def test_full_resume_is_bit_identical(reference, tmp_path, mode, rank):
+    err = interrupt_and_resume(tmp_path / "run", mode, rank=rank)
+    if mode == "sigkill":
+        assert err.signal_name == "SIGKILL" and err.checkpoint == "step-00000010"
+    if mode == "sigterm":
+        assert err.exit_code == 143 and err.checkpoint == "step-00000013"  # saved on the way out
+    result = compare_runs(reference, tmp_path / "run")
+    assert result["identical"], result
+    assert result["skipped_samples"] == result["repeated_samples"] == 0
+
+
+@pytest.mark.parametrize("resume_mode,skips", [("weights-only", False), ("no-rng", False), ("epoch-start", True)])
+def test_partial_state_diverges(reference, tmp_path, resume_mode, skips):
+    interrupt_and_resume(tmp_path / "run", resume_mode=resume_mode)
+    result = compare_runs(reference, tmp_path / "run")
+    assert not result["identical"] and result["first_divergent_step"] >= 11
+    assert (result["repeated_samples"] > 0) == skips
+
+
+def test_world_size_change_keeps_sample_order(reference, tmp_path):
+    interrupt_and_resume(tmp_path / "run", world_size=1)
+    assert "not bit-identically" in (tmp_path / "run" / "logs" / "rank0.log").read_text()
+    result = compare_runs(reference, tmp_path / "run")
+    assert result["skipped_samples"] == result["repeated_samples"] == 0  # same samples, same steps
+    assert result["max_loss_diff"] < 0.05  # close, not identical
+
+
+def test_resume_with_incompatible_config_names_keys(reference, tmp_path):
+    import shutil
+
+    shutil.copytree(reference, tmp_path / "run")
+    with pytest.raises(RankFailed, match="embed_dim"):
+        launch(small_cfg(tmp_path / "run", resume="auto", embed_dim=16), quiet=True)
+
+
+def test_resume_from_damaged_path_is_refused(reference, tmp_path):
+    import shutil
+
+    shutil.copytree(reference, tmp_path / "run")
+    newest = latest_valid(tmp_path / "run")
+    (newest / "model.pt").write_bytes(b"broken")
+    with pytest.raises(RankFailed, match="checksum|bytes"):
+        launch(small_cfg(tmp_path / "run", resume=str(newest)), quiet=True)
+    assert isinstance(CheckpointError("x"), RuntimeError)

@@ -1,0 +1,70 @@
+"""The same entry point under torchrun (one node, two loopback nodes, automatic restarts) and
+the command-line contract (exit codes of train / compare / verify)."""
+import subprocess
+import sys
+
+import pytest
+
+from course_lib.compare import compare_runs
+from course_lib.launch import free_port, launch
+
+from helpers import cfg_args, cli, small_cfg
+
+
+def torchrun(*args, timeout=240):
+    return subprocess.Popen([sys.executable, "-m", "torch.distributed.run", *map(str, args)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def train_args(cfg):
+    return ["-m", "course_lib.train", *cfg_args(cfg)]
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    run = tmp_path_factory.mktemp("ref") / "run"
+    launch(small_cfg(run), quiet=True)
+    return run
+
+
+def finish(proc, timeout=120):
+    out, _ = proc.communicate(timeout=timeout)
+    assert proc.returncode == 0, out
+    return out
+
+
+def test_torchrun_one_node_matches_spawn(reference, tmp_path):
+    out = finish(torchrun("--nproc-per-node", 2, "--master-port", free_port(), *train_args(small_cfg(tmp_path / "tr"))))
+    assert "Rank 1, Epoch [1/2], Step [1/" in out
+    assert compare_runs(reference, tmp_path / "tr")["identical"]
+
+
+def test_torchrun_two_nodes_on_loopback(reference, tmp_path):
+    port = free_port()
+    common = ["--nnodes", 2, "--nproc-per-node", 1, "--master-addr", "127.0.0.1", "--master-port", port]
+    cfg = small_cfg(tmp_path / "nodes")
+    nodes = [torchrun(*common, "--node-rank", r, *train_args(cfg)) for r in (0, 1)]
+    outs = [finish(p) for p in nodes]
+    assert "parameters identical on all 2 ranks" in outs[0]
+    assert compare_runs(reference, tmp_path / "nodes")["identical"]
+
+
+def test_torchrun_restarts_a_killed_worker_unattended(reference, tmp_path):
+    cfg = small_cfg(tmp_path / "elastic", kill_at_step=13, kill_rank=1, resume="auto")
+    out = finish(torchrun("--nproc-per-node", 2, "--max-restarts", 2, "--master-port", free_port(), *train_args(cfg)))
+    assert "Resumed from step-00000010" in out
+    assert compare_runs(reference, tmp_path / "elastic")["identical"]
+
+
+def test_cli_contract(reference, tmp_path):
+    assert cli("compare", reference, reference).returncode == 0
+    assert cli("verify", reference).returncode == 0
+    interrupted = cli("train", *cfg_args(small_cfg(tmp_path / "k", kill_at_step=8, kill_rank=0)))
+    assert interrupted.returncode == 3 and "SIGKILL" in interrupted.stderr
+    differ = cli("compare", reference, tmp_path / "k")
+    assert differ.returncode == 1 and "DIFFERENT" in differ.stdout
+    newest = sorted((tmp_path / "k" / "checkpoints").glob("step-*"))[-1]
+    (newest / "model.pt").write_bytes(b"x")
+    v = cli("verify", tmp_path / "k")
+    assert v.returncode == 1 and "CORRUPT" in v.stdout
+    assert cli("verify", tmp_path / "nothing").returncode == 1
