@@ -244,3 +244,40 @@ def load_part(path: str | Path, name: str):
 def config_differences(saved: dict, current: dict, keys) -> dict:
     """``{key: (saved, current)}`` for every key where the two configs disagree."""
     return {k: (saved.get(k), current.get(k)) for k in keys if saved.get(k) != current.get(k)}
+
+
+# what each file holds, why a resume needs it, and whether the textbook's checkpoint has it
+PIECES = {
+    "model.pt": ("parameters", "the weights themselves", True),
+    "optimizer.pt": ("AdamW moments + step counts", "without them the first steps after a resume jump (weights-only mode)", True),
+    "scheduler.pt": ("LR schedule position", "without it warm-up restarts and the learning rate jumps", False),
+    "trainer.pt": ("epoch, step in epoch, global step, last loss, config", "where in the data to continue; which run this is", False),
+    "rng-rank": ("Python, NumPy, torch (and CUDA) RNG states of one rank", "dropout masks continue exactly (no-rng mode diverges)", False),
+    "manifest.json": ("sha256 + size of every file, step, world size, versions", "proves the checkpoint is complete and undamaged", False),
+}
+
+
+def describe(path: str | Path) -> list[dict]:
+    """One row per file of a checkpoint: size, what it holds, why a resume needs it."""
+    rows = []
+    for f in sorted(Path(path).iterdir()):
+        key = next((k for k in PIECES if f.name.startswith(k)), None)
+        holds, why, textbook = PIECES.get(key, ("?", "?", False))
+        rows.append({"file": f.name, "kB": round(f.stat().st_size / 1024, 1), "holds": holds,
+                     "why": why, "in the textbook's checkpoint": textbook})
+    return rows
+
+
+def damage(path: str | Path, how: str = "flip") -> Path:
+    """Damage a checkpoint's model file on purpose (``flip`` one byte or ``truncate`` it), for
+    the corruption demo: ``verify`` must flag it and ``latest_valid`` must fall back."""
+    f = Path(path) / "model.pt"
+    data = bytearray(f.read_bytes())
+    if how == "flip":
+        data[len(data) // 2] ^= 0xFF
+    elif how == "truncate":
+        data = data[: len(data) // 3]
+    else:
+        raise ValueError(f"how must be 'flip' or 'truncate', got {how!r}")
+    f.write_bytes(bytes(data))
+    return f

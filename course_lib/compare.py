@@ -84,3 +84,14 @@ def format_report(result: dict) -> str:
         f"  samples skipped: {result['skipped_samples']}, repeated: {result['repeated_samples']}",
         f"  final parameters identical: {result['final_params_identical']}",
     ])
+
+
+def repeated_epoch_order(run_dir: str | Path) -> float:
+    """Share of the steps after epoch 1 whose samples equal those at the same position of
+    epoch 1: 0.0 for a correct run, 1.0 when ``set_epoch`` was forgotten."""
+    by_epoch: dict[int, list[str]] = {}
+    for row in read_ledger(run_dir, 0):
+        by_epoch.setdefault(row["epoch"], []).append(row["samples"])
+    first = by_epoch.get(0, [])
+    later = [(pos, d) for e, digests in by_epoch.items() if e > 0 for pos, d in enumerate(digests)]
+    return sum(pos < len(first) and first[pos] == d for pos, d in later) / len(later) if later else 0.0

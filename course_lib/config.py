@@ -57,6 +57,7 @@ class TrainConfig:
     kill_mode: str = "sigkill"
     # evaluation
     eval_every_steps: int = 0           # 0 = at the end of each epoch
+    skip_set_epoch: bool = False        # teaching only: reproduce the classic "same order every epoch" bug
     cache_dir: str | None = None
 
     def __post_init__(self):

@@ -245,6 +245,13 @@ def _read_hub() -> _Raw:
     )
 
 
+def raw_reviews(source: str = "offline", path: str | os.PathLike | None = None) -> tuple[list[str], list[int]]:
+    """The reviews and labels exactly as the source stores them: before any deduplication,
+    cleaning or splitting (what the notebook's "before" pictures show)."""
+    raw = _read_path(path) if source == "path" else {"offline": _read_offline, "hub": _read_hub}[source]()
+    return raw.texts, raw.labels
+
+
 def _validate(texts: list, labels: list, where: str) -> None:
     if not texts:
         raise ValueError(f"{where}: no reviews found")

@@ -240,3 +240,16 @@ def launch(cfg: TrainConfig, quiet: bool = False, on_start: Callable[[list[int]]
     finally:
         tail.close()
     return json.loads((run_dir / "final" / "summary.json").read_text())
+
+
+def torchrun_command(cfg: TrainConfig, nnodes: int = 1, nproc_per_node: int = 2, node_rank: int | str = 0,
+                     master_addr: str = "127.0.0.1", master_port: int = 29500, max_restarts: int = 0) -> str:
+    """The shell command that runs ``cfg`` under torchrun on ``nnodes`` x ``nproc_per_node``
+    ranks (run it on every node with its own ``node_rank``)."""
+    flags = [f"--{k.replace('_', '-')} {v}" for k, v in cfg.to_dict().items()
+             if v is not None and k != "world_size" and v != getattr(TrainConfig, k, None)]
+    parts = ["torchrun", f"--nnodes {nnodes}", f"--nproc-per-node {nproc_per_node}", f"--node-rank {node_rank}",
+             f"--master-addr {master_addr}", f"--master-port {master_port}"]
+    if max_restarts:
+        parts.append(f"--max-restarts {max_restarts}")
+    return " ".join(parts + ["-m course_lib.train", f"--run-dir {cfg.run_dir}", *(f for f in flags if not f.startswith("--run-dir"))])

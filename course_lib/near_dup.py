@@ -230,3 +230,21 @@ def pair_scores(found: set[tuple[int, int]], planted: list[tuple[int, int]], n_o
         "recall": hit / len(truth) if truth else 1.0,
         "precision": hit / len(involving) if involving else 1.0,
     }
+
+
+def pair_table(texts: list[str], pairs: list[tuple[int, int, float]], n: int = 3, chars: int = 400) -> str:
+    """HTML: the first ``n`` pairs side by side, words only in one of the two struck/marked."""
+    import difflib
+    import html
+
+    rows = []
+    for i, j, score in pairs[:n]:
+        a, b = texts[i][:chars].split(), texts[j][:chars].split()
+        left, right = [], []
+        for op, a0, a1, b0, b1 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+            wa, wb = html.escape(" ".join(a[a0:a1])), html.escape(" ".join(b[b0:b1]))
+            left.append(wa if op == "equal" else f"<del style='background:#fdd'>{wa}</del>")
+            right.append(wb if op == "equal" else f"<ins style='background:#dfd'>{wb}</ins>")
+        rows.append(f"<tr><td style='vertical-align:top'><b>#{i}</b> {' '.join(left)}</td>"
+                    f"<td style='vertical-align:top'><b>#{j}</b> {' '.join(right)}</td><td>{score:.2f}</td></tr>")
+    return ("<table><tr><th>kept</th><th>near-duplicate</th><th>Jaccard</th></tr>" + "".join(rows) + "</table>")

@@ -179,3 +179,14 @@ def length_stats(lengths: Iterable[int], limits=(128, 256, 512)) -> dict:
         return {"n": 0, "mean": 0.0, **{f"over_{n}": 0.0 for n in limits}}
     return {"n": int(arr.size), "mean": float(arr.mean()), "median": float(np.median(arr)),
             **{f"over_{n}": float((arr > n).mean()) for n in limits}}
+
+
+def compare_vocabularies(tokenizers: dict, texts: list[str]) -> dict:
+    """Vocabulary size, tokens per text and unknown-token rate of each tokenizer on ``texts``."""
+    out = {}
+    for name, tok in tokenizers.items():
+        ids = [i for seq in encode_texts(tok, texts)["input_ids"] for i in seq]
+        unk = tok.unk_token_id
+        out[name] = {"vocab": len(tok), "tokens_per_text": len(ids) / max(len(texts), 1),
+                     "unk_rate": sum(i == unk for i in ids) / max(len(ids), 1) if unk is not None else 0.0}
+    return out

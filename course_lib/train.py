@@ -148,7 +148,8 @@ class Trainer:
         return self._finish(metrics, time.perf_counter() - t_start)
 
     def _run_epoch(self) -> None:
-        self.sampler.set_epoch(self.state.epoch)
+        if not self.cfg.skip_set_epoch:  # the classic bug, reproduced on request in notebook 03
+            self.sampler.set_epoch(self.state.epoch)
         self.sampler.set_position(self.state.step_in_epoch)
         self.ddp.train()
         for indices in self.sampler.batches():

@@ -18,6 +18,9 @@ def _cache(tmp_path_factory):
 @pytest.fixture(scope="session")
 def imdb_texts():
     """The real offline IMDB reviews (raw), read once per session."""
-    from course_lib.data import _read_offline
+    from course_lib.data import raw_reviews
 
-    return _read_offline()
+    from types import SimpleNamespace
+
+    texts, labels = raw_reviews("offline")
+    return SimpleNamespace(texts=texts, labels=labels)

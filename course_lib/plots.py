@@ -1,0 +1,99 @@
+"""Matplotlib figures for the notebooks, thin over the readers in ``monitor`` / ``compare``.
+Every function returns the figure, so a test can check it and a notebook just shows it."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from .monitor import ledger_ranks, read_ledger, read_scalars
+
+
+def histogram(values, title: str, xlabel: str, bins: int = 60, labels=None, clip=None):
+    """One or several histograms on one axis (``values`` a list of arrays when ``labels``)."""
+    fig, ax = plt.subplots(figsize=(7, 3.2))
+    series = values if labels else [values]
+    for v, lab in zip(series, labels or [None]):
+        v = np.asarray(v)
+        ax.hist(np.minimum(v, clip) if clip else v, bins=bins, alpha=0.6, label=lab)
+    ax.set(title=title, xlabel=xlabel, ylabel="count")
+    if labels:
+        ax.legend()
+    fig.tight_layout()
+    return fig
+
+
+def bars(values: dict, title: str, ylabel: str, fmt: str = "{:.2f}"):
+    fig, ax = plt.subplots(figsize=(6, 3.2))
+    names = list(values)
+    rects = ax.bar(names, [values[n] for n in names], color=plt.cm.tab10.colors[: len(names)])
+    ax.bar_label(rects, labels=[fmt.format(values[n]) for n in names])
+    ax.set(title=title, ylabel=ylabel)
+    fig.tight_layout()
+    return fig
+
+
+def batch_heatmap(batch: dict, title: str = "a padded batch"):
+    """``input_ids`` (colour = token id, grey = padding) next to the ``attention_mask``."""
+    ids = batch["input_ids"].numpy().astype(float)
+    mask = batch["attention_mask"].numpy()
+    fig, axes = plt.subplots(1, 2, figsize=(10, 2.8), sharey=True)
+    axes[0].imshow(np.where(mask == 1, ids, np.nan), aspect="auto", cmap="viridis", interpolation="nearest")
+    axes[0].set(title=f"{title}: input_ids (blank = padding)", xlabel="position", ylabel="review")
+    axes[1].imshow(mask, aspect="auto", cmap="Greys", vmin=0, vmax=1, interpolation="nearest")
+    axes[1].set(title="attention_mask (black = real token)", xlabel="position")
+    fig.tight_layout()
+    return fig
+
+
+def losses_by_rank(run_dir: str | Path, title: str = "loss on each rank"):
+    """Every rank's own (local) loss and the all-reduced global loss, by step."""
+    fig, ax = plt.subplots(figsize=(7, 3.2))
+    for rank in ledger_ranks(run_dir):
+        rows = read_ledger(run_dir, rank)
+        ax.plot([r["step"] for r in rows], [r["loss"] for r in rows], lw=0.8, alpha=0.8, label=f"rank {rank}")
+    rows = read_ledger(run_dir, 0)
+    ax.plot([r["step"] for r in rows], [r["global_loss"] for r in rows], "k", lw=1.4, label="global (mean)")
+    ax.set(title=title, xlabel="step", ylabel="loss")
+    ax.legend()
+    fig.tight_layout()
+    return fig
+
+
+def scalar_panels(run_dir: str | Path, tags=("train/loss", "train/lr", "train/grad_norm", "train/samples_per_s")):
+    """Curves read back from the TensorBoard event files (what TensorBoard itself shows)."""
+    scalars = read_scalars(run_dir)
+    fig, axes = plt.subplots(1, len(tags), figsize=(3.4 * len(tags), 2.8))
+    for ax, tag in zip(np.atleast_1d(axes), tags):
+        pts = scalars.get(tag, [])
+        ax.plot([s for s, _ in pts], [v for _, v in pts], lw=1)
+        ax.set(title=tag, xlabel="step")
+    fig.tight_layout()
+    return fig
+
+
+def interruption(reference: str | Path, runs: dict, kill_step: int | None = None, title: str | None = None):
+    """Global loss of the uninterrupted reference and of each resumed run, with a marker at
+    the kill and one at each run's first divergence."""
+    from .compare import compare_runs
+
+    fig, ax = plt.subplots(figsize=(8, 3.6))
+    ref = read_ledger(reference, 0)
+    ax.plot([r["step"] for r in ref], [r["global_loss"] for r in ref], "k", lw=2.5, alpha=0.35, label="uninterrupted")
+    for (name, run_dir), color in zip(runs.items(), plt.cm.tab10.colors):
+        rows = read_ledger(run_dir, 0)
+        ax.plot([r["step"] for r in rows], [r["global_loss"] for r in rows], lw=1, color=color, label=name)
+        first = compare_runs(reference, run_dir)["first_divergent_step"]
+        if first is not None:
+            y = next((r["global_loss"] for r in rows if r["step"] == first), None)
+            if y is not None:
+                ax.plot([first], [y], "o", color=color, ms=7, mfc="none", mew=2)
+                ax.annotate(f"parts at {first}", (first, y), textcoords="offset points", xytext=(5, 8), color=color)
+    if kill_step:
+        ax.axvline(kill_step, color="red", ls="--", lw=1)
+        ax.text(kill_step, ax.get_ylim()[1], " kill", color="red", va="top")
+    ax.set(title=title or "interrupted vs uninterrupted", xlabel="step", ylabel="global loss")
+    ax.legend()
+    fig.tight_layout()
+    return fig

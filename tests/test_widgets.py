@@ -1,0 +1,34 @@
+"""The lab driven as a person drives it: set .value, .click(), wait."""
+import matplotlib
+
+matplotlib.use("Agg")
+
+from course_lib.widgets import InterruptionLab  # noqa: E402
+
+
+def test_lab_full_resume_is_identical_then_weights_only_differs(tmp_path):
+    lab = InterruptionLab(tmp_path / "lab", train_limit=1200, run_length=20, save_every_steps=5, eval_limit=100)
+    lab.run_length.value = 20
+    lab.kill_step.value = 12
+    lab.kill_mode.value = "sigkill"
+    lab.resume_mode.value = "full"
+    lab.run_button.click()
+    lab.wait(240)
+    assert lab.error is None, lab.error
+    assert lab.result["identical"] and lab.figure is not None
+    assert "identical" in lab.status.value and not lab.run_button.disabled
+    assert any("IDENTICAL" in o.get("text", "") for o in lab.output.outputs)
+
+    lab.resume_mode.value = "weights-only"  # the reference is reused, only the new run trains
+    lab.run_button.click()
+    lab.wait(240)
+    assert lab.error is None, lab.error
+    assert not lab.result["identical"] and lab.result["first_divergent_step"] > 10
+
+
+def test_run_length_bounds_the_kill_slider(tmp_path):
+    lab = InterruptionLab(tmp_path / "lab")
+    lab.kill_step.value = 40
+    lab.run_length.value = 20
+    assert lab.kill_step.max == 20 and lab.kill_step.value == 20
+    lab.kill_button.click()  # nothing running: a no-op, not an error
