@@ -10,7 +10,7 @@ import shutil
 import time
 from pathlib import Path
 
-from .compare import compare_runs
+from .compare import compare_runs  # noqa: F401  (re-exported for the notebooks)
 from .config import TrainConfig
 from .launch import RunInterrupted, launch
 from .monitor import read_ledger
