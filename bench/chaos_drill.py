@@ -1,0 +1,34 @@
+"""Chaos drill: N real kills at random steps, modes and ranks on 2-rank runs, each resumed
+automatically and compared bit for bit with the uninterrupted run.
+
+    python bench/chaos_drill.py [--kills 20] [--train-limit 1200]
+"""
+import argparse
+import statistics
+import tempfile
+
+from common import write
+from course_lib.config import TrainConfig
+from course_lib.drills import chaos_drill
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--kills", type=int, default=20)
+    ap.add_argument("--train-limit", type=int, default=1200)
+    a = ap.parse_args()
+    base = TrainConfig(run_dir="unused", train_limit=a.train_limit, epochs=2, save_every_steps=5, log_every=10_000,
+                       eval_limit=200, warmup_steps=5)
+    with tempfile.TemporaryDirectory() as work:
+        rows = chaos_drill(work, base, kills=a.kills)
+    write("chaos_drill", {
+        "kills": len(rows), "identical": sum(r["identical"] for r in rows),
+        "steps_redone_mean": statistics.mean(r["steps_redone"] for r in rows),
+        "resume_call_seconds_median": statistics.median(r["resume_call_seconds"] for r in rows),
+        "by_mode": {m: sum(r["mode"] == m for r in rows) for m in ("sigkill", "sigterm", "during-save")},
+        "runs": rows,
+    })
+
+
+if __name__ == "__main__":
+    main()
