@@ -1,6 +1,7 @@
-"""Checkpoint cost: the pipeline's training with its default save interval against the same
-run without periodic checkpoints, side by side in one process; plus save time and size of
-the full state.
+"""Checkpoint cost: the pipeline's training with its default save interval (synchronous and
+asynchronous) against the same run without periodic checkpoints, side by side in one
+process; plus save time and size of the full state. (The final checkpoint is written in all
+three runs.)
 
     python bench/checkpoint_bench.py [--train-limit 0]
 """
@@ -21,10 +22,10 @@ def main():
     a = ap.parse_args()
     out = {}
     with tempfile.TemporaryDirectory() as work:
-        for name, every in (("no_checkpoints", 0), ("default_interval", None)):
-            cfg = pipeline_config(str(Path(work) / name), train_limit=a.train_limit)
-            if every is not None:
-                cfg = cfg.replace(save_every_steps=every)
+        for name, changes in (("no_checkpoints", {"save_every_steps": 0}), ("default_interval", {}),
+                              ("default_interval_async", {"async_save": True})):
+            cfg = pipeline_config(str(Path(work) / name), **({"train_limit": a.train_limit} if a.train_limit else {}))
+            cfg = cfg.replace(**changes)
             t0 = time.perf_counter()
             launch(cfg, quiet=True)
             scalars = read_scalars(cfg.run_dir)
@@ -33,7 +34,9 @@ def main():
                          "save_seconds_mean": sum(v for _, v in scalars.get("checkpoint/save_seconds", [])) /
                          max(1, len(scalars.get("checkpoint/save_seconds", []))),
                          "size_mb": scalars.get("checkpoint/size_mb", [(0, 0)])[-1][1]}
-    out["overhead_ratio"] = out["default_interval"]["wall_seconds"] / out["no_checkpoints"]["wall_seconds"] - 1
+    base = out["no_checkpoints"]["wall_seconds"]
+    out["overhead_ratio"] = out["default_interval"]["wall_seconds"] / base - 1
+    out["overhead_ratio_async"] = out["default_interval_async"]["wall_seconds"] / base - 1
     write("checkpoint", out)
 
 

@@ -19,7 +19,7 @@ def datasketch_pairs(texts, threshold, num_perm=128, k=3):
     sigs = []
     for i, t in enumerate(texts):
         w = shingle_words(t)
-        shingles = {" ".join(w[j:j + k]).encode() for j in range(max(1, len(w) - k + 1))}
+        shingles = {b" ".join(w[j:j + k]) for j in range(max(1, len(w) - k + 1))}
         m = MinHash(num_perm=num_perm)
         m.update_batch(list(shingles))
         lsh.insert(i, m)

@@ -102,8 +102,9 @@ def _sha256(path: Path) -> str:
 
 
 # --------------------------------------------------------------------------- writing
-def write_part(folder: Path, name: str, obj, fault: Callable[[], None] | None = None) -> int:
-    """Serialise ``obj`` into ``folder/name``, flushed and fsynced; returns its size.
+def write_part(folder: Path, name: str, obj, fault: Callable[[], None] | None = None) -> dict:
+    """Serialise ``obj`` into ``folder/name``, flushed and fsynced; returns its sha256 and
+    size (hashed from memory, so the commit need not read the file back).
 
     ``fault`` (station 5's ``during-save`` mode) is called after half of the bytes are on
     disk: the process dies with a half-written file, as a real crash would leave it.
@@ -121,13 +122,15 @@ def write_part(folder: Path, name: str, obj, fault: Callable[[], None] | None = 
         f.write(data)
         f.flush()
         os.fsync(f.fileno())
-    return len(data)
+    return {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
 
 
-def commit(run_dir: str | Path, step: int, meta: dict) -> Path:
-    """Rank 0, after every rank has written its parts: manifest, rename, ``LATEST``."""
+def commit(run_dir: str | Path, step: int, meta: dict, known: dict | None = None) -> Path:
+    """Rank 0, after every rank has written its parts: manifest, rename, ``LATEST``.
+    ``known`` holds hashes that ``write_part`` already computed; other files are hashed here."""
     tmp = tmp_dir(run_dir, step)
-    files = {p.name: {"sha256": _sha256(p), "size": p.stat().st_size}
+    known = known or {}
+    files = {p.name: known.get(p.name) or {"sha256": _sha256(p), "size": p.stat().st_size}
              for p in sorted(tmp.iterdir()) if p.name != "manifest.json"}
     manifest = {
         "format": FORMAT, "step": step, "files": files, "created": time.time(),
@@ -213,11 +216,12 @@ def latest_valid(run_dir: str | Path, log: Callable[[str], None] | None = print)
     return None
 
 
-def purge(run_dir: str | Path, keep_last: int) -> list[Path]:
-    """Keep-last-k retention: delete older checkpoints, never the newest valid one."""
+def purge(run_dir: str | Path, keep_last: int, newest_valid: Path | None = None) -> list[Path]:
+    """Keep-last-k retention: delete older checkpoints, never the newest valid one.
+    A caller that has just committed ``newest_valid`` passes it, sparing a re-hash of it."""
     if keep_last < 1:
         return []
-    newest_valid = latest_valid(run_dir, log=None)
+    newest_valid = newest_valid or latest_valid(run_dir, log=None)
     doomed = [p for p in list_checkpoints(run_dir)[:-keep_last] if p != newest_valid]
     for p in doomed:
         shutil.rmtree(p, ignore_errors=True)

@@ -33,6 +33,7 @@ class TrainConfig:
     epochs: int = 2
     max_steps: int = 0                  # 0 = epochs decide; else a cap on optimizer steps
     global_batch_size: int = 64         # split evenly over the ranks
+    micro_batch: int = 0                # 0 = a rank's whole share at once; else accumulate (no_sync)
     lr: float = 5e-3
     weight_decay: float = 0.01
     warmup_steps: int = 50
@@ -49,6 +50,7 @@ class TrainConfig:
     save_every_steps: int = 100
     save_every_epochs: int = 0
     keep_last: int = 3
+    async_save: bool = False            # rank 0 writes checkpoints in a background thread
     resume: str = "none"                # none | auto | a checkpoint folder
     resume_mode: str = "full"
     # faults (station 5)

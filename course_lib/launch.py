@@ -100,7 +100,7 @@ def threads_per_rank(cfg: TrainConfig, local_world_size: int) -> int:
 
 
 def run_rank(cfg: TrainConfig, rank: int, world_size: int, local_rank: int, local_world_size: int,
-             report: Reporter, init_method: str = "env://") -> dict:
+             report: Reporter, init_method: str = "env://", data_file: str | None = None) -> dict:
     """Everything one rank does: threads, device, process group, training, clean-up."""
     from .train import Trainer
 
@@ -112,12 +112,12 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, local_rank: int, loca
     dist.init_process_group(backend, init_method=init_method, rank=rank, world_size=world_size,
                             timeout=timedelta(seconds=cfg.timeout_s))
     try:
-        return Trainer(cfg, rank, world_size, device, report).train()
+        return Trainer(cfg, rank, world_size, device, report, data_file).train()
     finally:
         dist.destroy_process_group()
 
 
-def _spawned_worker(rank: int, cfg_dict: dict, port: int, log_dir: str) -> None:
+def _spawned_worker(rank: int, cfg_dict: dict, port: int, log_dir: str, data_file: str) -> None:
     """Entry point of a process started by ``mp.spawn``. It lives in the package because a
     function defined in a notebook cannot be pickled into a spawned process."""
     log = open(Path(log_dir) / f"rank{rank}.log", "a", buffering=1)
@@ -126,7 +126,7 @@ def _spawned_worker(rank: int, cfg_dict: dict, port: int, log_dir: str) -> None:
     sys.stdout = sys.stderr = log
     cfg = TrainConfig.from_dict(cfg_dict)
     run_rank(cfg, rank, cfg.world_size, rank, cfg.world_size, Reporter(rank, progress=True),
-             init_method=f"tcp://127.0.0.1:{port}")
+             init_method=f"tcp://127.0.0.1:{port}", data_file=data_file)
 
 
 # --------------------------------------------------------------------------- the parent
@@ -209,11 +209,11 @@ def launch(cfg: TrainConfig, quiet: bool = False, on_start: Callable[[list[int]]
     log_dir = run_dir / "logs"
     log_dir.mkdir(parents=True, exist_ok=True)
     cfg.save(run_dir / "config.json")
-    prepare_for(cfg, progress=not quiet)  # errors surface here, once; ranks hit the cache
+    data = prepare_for(cfg, progress=not quiet)  # errors surface here, once; ranks read the file
     port = _pick_port()
 
     tail = _Tail(log_dir, cfg.world_size, quiet)
-    ctx = mp.spawn(_spawned_worker, args=(cfg.to_dict(), port, str(log_dir)), nprocs=cfg.world_size, join=False)
+    ctx = mp.spawn(_spawned_worker, args=(cfg.to_dict(), port, str(log_dir), str(data.path)), nprocs=cfg.world_size, join=False)
     if on_start:
         on_start(ctx.pids())
     try:

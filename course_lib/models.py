@@ -63,7 +63,8 @@ class MiniLMClassifier(nn.Module):
 
         from .tokenization import minilm_dir
 
-        self.encoder = AutoModel.from_pretrained(str(minilm_dir()))
+        # no pooler: we mean-pool the last hidden states, and DDP needs every parameter to get a gradient
+        self.encoder = AutoModel.from_pretrained(str(minilm_dir()), add_pooling_layer=False)
         self.drop = nn.Dropout(dropout)
         self.head = nn.Linear(self.encoder.config.hidden_size, classes)
 

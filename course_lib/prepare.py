@@ -16,10 +16,6 @@ from pathlib import Path
 
 import torch
 
-from .data import clean_text, load_imdb
-from .near_dup import find_near_duplicates
-from .tokenization import encode_texts, length_stats, load_tokenizer
-
 CACHE_VERSION = 1
 
 
@@ -110,6 +106,12 @@ def prepare_imdb(
 ) -> PreparedData:
     """Load, clean, deduplicate (exact, then near-duplicates in train and train/test leaks),
     split and tokenize IMDB. Returns (and caches) flat token tensors for both splits."""
+    # imported here, not at the top: training ranks only read the cache file (PreparedData.load)
+    # and must not pay ~2 s each for importing transformers and datasets
+    from .data import clean_text, load_imdb
+    from .near_dup import find_near_duplicates
+    from .tokenization import encode_texts, length_stats, load_tokenizer
+
     tok = load_tokenizer(tokenizer)
     settings = {"v": CACHE_VERSION, "source": source, "path": str(path) if path else None, "limit": limit,
                 "tokenizer": tokenizer, "tokenizer_sha": _tokenizer_digest(tok), "max_length": max_length,

@@ -39,7 +39,7 @@ def _samples_per_s(run_dir: str, skip: int = 3) -> float:
 
 
 def measure_scaling(workdir: str | Path = "runs/scaling", model: str = "bag", steps: int = 30,
-                    train_limit: int = 4000, global_batch_size: int = 64, **overrides) -> dict:
+                    train_limit: int = 4000, global_batch_size: int = 64, skip: int = 3, **overrides) -> dict:
     """samples/s for 1x1, 1x2 and 2x1 (ranks x threads), plus a compute/communication split."""
     base = dict(model=model, max_steps=steps, train_limit=train_limit, global_batch_size=global_batch_size,
                 save_every_steps=0, log_every=10_000, eval_limit=64, epochs=1, **overrides)
@@ -50,7 +50,7 @@ def measure_scaling(workdir: str | Path = "runs/scaling", model: str = "bag", st
         run_dir = str(Path(workdir) / name.replace(" ", "_").replace(",", ""))
         launch(TrainConfig(run_dir=run_dir, world_size=ranks, threads_per_rank=threads,
                            **{**base, "global_batch_size": batch}), quiet=True)
-        out[name] = _samples_per_s(run_dir)
+        out[name] = _samples_per_s(run_dir, skip)
     step_2 = global_batch_size / out["2 ranks x 1 thread"]
     compute = (global_batch_size // 2) / out["1 rank, half batch"]
     return {"samples_per_s": {k: out[k] for k in list(settings)[:3]},

@@ -150,7 +150,8 @@ def encode_texts(
         encs = backend.encode_batch(_safe_texts(texts))
     finally:
         backend.no_truncation()
-    return {"input_ids": [e.ids for e in encs], "attention_mask": [e.attention_mask for e in encs]}
+    ids = [e.ids for e in encs]
+    return {"input_ids": ids, "attention_mask": [[1] * len(x) for x in ids]}  # unpadded: every token is real
 
 
 def encode_windows(

@@ -60,3 +60,12 @@ def test_too_many_ranks_warns(tmp_path):
     with pytest.warns(UserWarning, match="CPU cores"):
         launch(small_cfg(tmp_path / "w", world_size=(os.cpu_count() or 1) * 2, global_batch_size=64 * (os.cpu_count() or 1),
                          train_limit=1200, epochs=1, max_steps=2), quiet=True)
+
+
+def test_micro_batches_accumulate_to_the_same_update(tmp_path):
+    whole = launch(small_cfg(tmp_path / "whole", max_steps=6), quiet=True)
+    micro = launch(small_cfg(tmp_path / "micro", max_steps=6, micro_batch=8), quiet=True)  # 4 x 8 per rank
+    a, b = read_ledger(tmp_path / "whole", 0), read_ledger(tmp_path / "micro", 0)
+    assert [r["samples"] for r in a] == [r["samples"] for r in b]
+    assert max(abs(x["global_loss"] - y["global_loss"]) for x, y in zip(a, b)) < 1e-4  # summation order only
+    assert whole["steps"] == micro["steps"] == 6

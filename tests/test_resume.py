@@ -16,16 +16,17 @@ def reference(tmp_path_factory):
     return run
 
 
-def interrupt_and_resume(run, mode="sigkill", step=13, rank=1, resume_mode="full", **resume_kw):
+def interrupt_and_resume(run, mode="sigkill", step=13, rank=1, resume_mode="full", async_save=False, **resume_kw):
     with pytest.raises(RunInterrupted) as err:
-        launch(small_cfg(run, kill_at_step=step, kill_rank=rank, kill_mode=mode), quiet=True)
-    launch(small_cfg(run, resume="auto", resume_mode=resume_mode, **resume_kw), quiet=True)
+        launch(small_cfg(run, kill_at_step=step, kill_rank=rank, kill_mode=mode, async_save=async_save), quiet=True)
+    launch(small_cfg(run, resume="auto", resume_mode=resume_mode, async_save=async_save, **resume_kw), quiet=True)
     return err.value
 
 
-@pytest.mark.parametrize("mode,rank", [("sigkill", 1), ("sigterm", 0), ("during-save", 0), ("during-save", 1)])
-def test_full_resume_is_bit_identical(reference, tmp_path, mode, rank):
-    err = interrupt_and_resume(tmp_path / "run", mode, rank=rank)
+@pytest.mark.parametrize("mode,rank,async_save", [("sigkill", 1, False), ("sigterm", 0, False), ("during-save", 0, False),
+                                                  ("during-save", 1, False), ("during-save", 0, True), ("sigkill", 0, True)])
+def test_full_resume_is_bit_identical(reference, tmp_path, mode, rank, async_save):
+    err = interrupt_and_resume(tmp_path / "run", mode, rank=rank, async_save=async_save)
     if mode == "sigkill":
         assert err.signal_name == "SIGKILL" and err.checkpoint == "step-00000010"
     if mode == "sigterm":

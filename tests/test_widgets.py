@@ -7,7 +7,7 @@ from course_lib.widgets import InterruptionLab  # noqa: E402
 
 
 def test_lab_full_resume_is_identical_then_weights_only_differs(tmp_path):
-    lab = InterruptionLab(tmp_path / "lab", train_limit=1200, run_length=20, save_every_steps=5, eval_limit=100)
+    lab = InterruptionLab(tmp_path / "lab", train_limit=1200, run_length=20, save_every_steps=5, eval_limit=100, embed_dim=8)
     lab.run_length.value = 20
     lab.kill_step.value = 12
     lab.kill_mode.value = "sigkill"
