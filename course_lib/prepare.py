@@ -16,7 +16,7 @@ from pathlib import Path
 
 import torch
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # bump when cleaning, dedup or splitting changes what a cache file holds
 
 
 def cache_root() -> Path:

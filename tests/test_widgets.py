@@ -32,3 +32,21 @@ def test_run_length_bounds_the_kill_slider(tmp_path):
     lab.run_length.value = 20
     assert lab.kill_step.max == 20 and lab.kill_step.value == 20
     lab.kill_button.click()  # nothing running: a no-op, not an error
+
+
+def test_kill_now_button_sends_a_real_sigkill(tmp_path):
+    import time
+
+    lab = InterruptionLab(tmp_path / "lab", train_limit=1200, run_length=30, save_every_steps=5, eval_limit=100, embed_dim=8)
+    lab.kill_step.value = 30  # the scheduled kill would come last: the button must strike first
+    lab.run_button.click()
+    deadline = time.time() + 120
+    while not (lab.progress.description == "interrupted run" and lab._pids) and time.time() < deadline:
+        time.sleep(0.2)
+    assert not lab.kill_button.disabled
+    lab.kill_button.click()
+    assert "SIGKILL" in lab.status.value
+    lab.wait(240)
+    assert lab.error is None, lab.error
+    assert "killed by SIGKILL" in lab.report_text  # the button's kill, resumed automatically ...
+    assert lab.result["identical"]  # ... and still bit-identical
