@@ -43,6 +43,7 @@ class TrainConfig:
     world_size: int = 2
     backend: str = "auto"               # auto | gloo | nccl
     device: str = "auto"                # auto | cpu | cuda
+    precision: str = "fp32"             # fp32 | bf16 (autocast; for GPUs)
     threads_per_rank: int = 0           # 0 = cores // world_size
     timeout_s: float = 120.0
     log_every: int = 20                 # book-style per-rank lines every N steps (and the first)
@@ -70,6 +71,8 @@ class TrainConfig:
             problems.append(f"global_batch_size {self.global_batch_size} must be divisible by world_size {self.world_size}")
         if self.resume_mode not in RESUME_MODES:
             problems.append(f"resume_mode must be one of {RESUME_MODES} (got {self.resume_mode!r})")
+        if self.precision not in ("fp32", "bf16"):
+            problems.append(f"precision must be 'fp32' or 'bf16' (got {self.precision!r})")
         if self.kill_mode not in KILL_MODES:
             problems.append(f"kill_mode must be one of {KILL_MODES} (got {self.kill_mode!r})")
         if self.kill_at_step and not 0 <= self.kill_rank < self.world_size:

@@ -176,6 +176,10 @@ class Trainer:
                 self.evaluate()
                 self.ddp.train()
 
+    def _autocast(self):
+        """bf16 autocast when ``precision == "bf16"`` (weights and optimizer stay fp32)."""
+        return torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.cfg.precision == "bf16")
+
     def _run_batch(self, indices: list[int]) -> tuple[float, float, float, bool]:
         """One optimizer step over this rank's ``indices``, in micro-batches of
         ``cfg.micro_batch``: gradients accumulate locally (``no_sync``) and are all-reduced
@@ -186,7 +190,7 @@ class Trainer:
         loss = 0.0
         for i, part in enumerate(parts):
             batch = {k: v.to(self.device) for k, v in self.train_data.batch(part, self.pad_id).items()}
-            with self.ddp.no_sync() if i < len(parts) - 1 else contextlib.nullcontext():
+            with self.ddp.no_sync() if i < len(parts) - 1 else contextlib.nullcontext(), self._autocast():
                 logits = self.ddp(batch["input_ids"], batch["attention_mask"])
                 part_loss = F.cross_entropy(logits.float(), batch["label"]) * (len(part) / len(indices))
                 part_loss.backward()  # the last one all-reduces (averages) the gradients over ranks
@@ -278,7 +282,8 @@ class Trainer:
         for start in range(0, len(mine), 256):
             idx = mine[start:start + 256]
             batch = {k: v.to(self.device) for k, v in self.test_data.batch(idx, self.pad_id).items()}
-            logits = self.model(batch["input_ids"], batch["attention_mask"]).float()
+            with self._autocast():
+                logits = self.model(batch["input_ids"], batch["attention_mask"]).float()
             sums += torch.tensor([F.cross_entropy(logits, batch["label"], reduction="sum").item(),
                                   (logits.argmax(1) == batch["label"]).sum().item(), len(idx)],
                                  dtype=torch.float64, device=self.device)

@@ -20,7 +20,7 @@ def test_config_roundtrip_and_cli(tmp_path):
 
 @pytest.mark.parametrize("kw,msg", [({"global_batch_size": 63}, "divisible"), ({"resume_mode": "x"}, "resume_mode"),
                                     ({"kill_mode": "nuke"}, "kill_mode"), ({"kill_at_step": 3, "kill_rank": 5}, "kill_rank"),
-                                    ({"epochs": 0}, "epochs")])
+                                    ({"epochs": 0}, "epochs"), ({"precision": "fp8"}, "precision")])
 def test_config_errors(kw, msg):
     with pytest.raises(ValueError, match=msg):
         TrainConfig(**kw)
