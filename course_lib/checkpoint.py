@@ -25,6 +25,7 @@ import platform
 import random
 import re
 import shutil
+import threading
 import time
 from pathlib import Path
 from typing import Callable
@@ -167,6 +168,38 @@ def remove_stale_tmp(run_dir: str | Path) -> list[Path]:
     for p in stale:
         shutil.rmtree(p, ignore_errors=True)
     return stale
+
+
+# --------------------------------------------------------------------------- asynchronous saves
+class BackgroundWriter:
+    """At most one checkpoint write in flight: a new one waits for the previous to finish."""
+
+    def __init__(self):
+        self._thread: threading.Thread | None = None
+
+    def wait(self) -> None:
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+
+    def submit(self, job, background: bool) -> None:
+        self.wait()
+        if background:
+            self._thread = threading.Thread(target=job, name="checkpoint-writer", daemon=True)
+            self._thread.start()
+        else:
+            job()
+
+
+def snapshot(obj):
+    """A copy of a (nested) state dict whose tensors no longer share memory with training."""
+    if isinstance(obj, torch.Tensor):
+        return obj.detach().clone()
+    if isinstance(obj, dict):
+        return {k: snapshot(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(snapshot(v) for v in obj)
+    return obj
 
 
 # --------------------------------------------------------------------------- verifying

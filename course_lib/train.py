@@ -21,7 +21,6 @@ import json
 import math
 import os
 import sys
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,7 +76,7 @@ class Trainer:
         _seed_rngs(cfg.seed, rank)  # per-rank RNG (dropout) owned by this run, saved in checkpoints
 
         self.ledger = Ledger(self.run_dir, rank)
-        self.writer = BackgroundWriter()
+        self.writer = ckpt.BackgroundWriter()
         self.tb = TensorBoardLogger(self.run_dir, enabled=rank == 0, hparams=cfg.to_dict())
         self.resumed_from = self._maybe_resume()
 
@@ -120,7 +119,7 @@ class Trainer:
             self.optimizer.load_state_dict(ckpt.load_part(path, "optimizer.pt"))
             self.scheduler.load_state_dict(ckpt.load_part(path, "scheduler.pt"))
         same_world = saved_cfg["world_size"] == self.world_size
-        if mode not in ("no-rng",) and same_world:
+        if mode != "no-rng" and same_world:
             ckpt.set_rng_state(ckpt.load_part(path, f"rng-rank{self.rank}.pt"))
         if not same_world and self.rank == 0:
             self.report.line(
@@ -243,7 +242,7 @@ class Trainer:
                  "trainer.pt": {"state": dataclasses.asdict(self.state), "config": json.dumps(self.cfg.to_dict())}}
         background = self.cfg.async_save and not wait
         if background:
-            parts = _snapshot(parts)  # training will change the live tensors
+            parts = ckpt.snapshot(parts)  # training will change the live tensors
         self.writer.submit(lambda: self._write_and_commit(step, parts, fault), background)
 
     def _write_and_commit(self, step: int, parts: dict, fault) -> None:
@@ -316,37 +315,6 @@ class Trainer:
         self.tb.close()
         self.ledger.close()
         return summary
-
-
-class BackgroundWriter:
-    """At most one checkpoint write in flight: a new one waits for the previous to finish."""
-
-    def __init__(self):
-        self._thread: threading.Thread | None = None
-
-    def wait(self) -> None:
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
-
-    def submit(self, job, background: bool) -> None:
-        self.wait()
-        if background:
-            self._thread = threading.Thread(target=job, name="checkpoint-writer", daemon=True)
-            self._thread.start()
-        else:
-            job()
-
-
-def _snapshot(obj):
-    """A copy of a (nested) state dict whose tensors no longer share memory with training."""
-    if isinstance(obj, torch.Tensor):
-        return obj.detach().clone()
-    if isinstance(obj, dict):
-        return {k: _snapshot(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return type(obj)(_snapshot(v) for v in obj)
-    return obj
 
 
 def parameter_digest(model: torch.nn.Module) -> str:

@@ -2,6 +2,7 @@ import json
 import os
 import pickle
 import random
+import time
 
 import numpy as np
 import pytest
@@ -127,3 +128,17 @@ def test_rng_roundtrip():
 def test_config_differences_names_keys():
     d = ckpt.config_differences({"model": "bag", "seed": 0}, {"model": "minilm", "seed": 0}, ["model", "seed"])
     assert d == {"model": ("bag", "minilm")}
+
+
+def test_snapshot_is_independent_and_writer_runs_one_job_at_a_time():
+    live = {"w": torch.zeros(3), "nested": [torch.ones(2), 5], "step": 7}
+    snap = ckpt.snapshot(live)
+    live["w"] += 1
+    live["nested"][0] += 1
+    assert snap["w"].sum() == 0 and snap["nested"][0].sum() == 2 and snap["step"] == 7
+    order = []
+    writer = ckpt.BackgroundWriter()
+    writer.submit(lambda: (time.sleep(0.2), order.append("first")), background=True)
+    writer.submit(lambda: order.append("second"), background=True)  # waits for the first
+    writer.wait()
+    assert order == ["first", "second"]
