@@ -19,7 +19,9 @@ from .prepare import prepare_for
 
 def pipeline_config(run_dir: str = "runs/pipeline", quick: bool = False, **overrides) -> TrainConfig:
     """The defaults of the main job; ``quick`` is a small first try (about a minute)."""
-    base = dict(run_dir=run_dir, model="bag", world_size=2, epochs=2, save_every_steps=100, log_every=100)
+    # async_save: the loop only waits for an in-memory snapshot; a thread writes the files
+    base = dict(run_dir=run_dir, model="bag", world_size=2, epochs=2, save_every_steps=100, log_every=100,
+                async_save=True)
     if quick:
         base.update(train_limit=4000, epochs=1, save_every_steps=20, log_every=20)
     return TrainConfig(**{**base, **overrides})

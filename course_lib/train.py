@@ -221,7 +221,7 @@ class Trainer:
         """Every rank writes its RNG file; after the all-reduce that doubles as a barrier,
         rank 0 writes the shared state and commits. With ``async_save`` rank 0 snapshots the
         state (a copy in memory) and writes it in a background thread while training goes on."""
-        step = self.state.global_step
+        step, t0 = self.state.global_step, time.perf_counter()
         tmp = ckpt.tmp_dir(self.run_dir, step)
         fault = self.faults.during_save(step)
         ok = 1.0
@@ -244,6 +244,8 @@ class Trainer:
         if background:
             parts = ckpt.snapshot(parts)  # training will change the live tensors
         self.writer.submit(lambda: self._write_and_commit(step, parts, fault), background)
+        # what the training loop waited for (with async_save: the snapshot, not the writing)
+        self.tb.scalars(step, **{"checkpoint/blocking_seconds": time.perf_counter() - t0})
 
     def _write_and_commit(self, step: int, parts: dict, fault) -> None:
         t0 = time.perf_counter()
