@@ -109,12 +109,32 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, local_rank: int, loca
     if device.type == "cuda":
         torch.cuda.set_device(device)
     backend = choose_backend(cfg, device)
-    dist.init_process_group(backend, init_method=init_method, rank=rank, world_size=world_size,
-                            timeout=timedelta(seconds=cfg.timeout_s))
+    timeout = timedelta(seconds=cfg.timeout_s)
+    store = _elastic_store(rank, world_size, timeout)
+    if store is not None:
+        dist.init_process_group(backend, store=store, rank=rank, world_size=world_size, timeout=timeout)
+    else:
+        dist.init_process_group(backend, init_method=init_method, rank=rank, world_size=world_size, timeout=timeout)
     try:
         return Trainer(cfg, rank, world_size, device, report, data_file).train()
     finally:
         dist.destroy_process_group()
+
+
+def _elastic_store(rank: int, world_size: int, timeout: timedelta):
+    """Under torchrun restarts, a store whose keys are private to this attempt.
+
+    With torchrun's static rendezvous every restart reuses the same TCPStore, and gloo can
+    read the addresses the previous, killed attempt published there: the restarted ranks then
+    hang in ``init_process_group`` (seen here; cf. pytorch/pytorch#135712). A prefix per
+    ``TORCHELASTIC_RESTART_COUNT`` keeps each attempt's keys apart."""
+    restart = os.environ.get("TORCHELASTIC_RESTART_COUNT")
+    if restart is None or "MASTER_ADDR" not in os.environ:
+        return None
+    agent_hosts = os.environ.get("TORCHELASTIC_USE_AGENT_STORE") == "True"
+    base = dist.TCPStore(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]), world_size,
+                         is_master=not agent_hosts and rank == 0, timeout=timeout, multi_tenant=not agent_hosts)
+    return dist.PrefixStore(f"course_lib/attempt-{restart}", base)
 
 
 def _spawned_worker(rank: int, cfg_dict: dict, port: int, log_dir: str, data_file: str) -> None:
@@ -219,13 +239,16 @@ def launch(cfg: TrainConfig, quiet: bool = False, on_start: Callable[[list[int]]
     try:
         while not ctx.join(timeout=0.2, grace_period=10):
             tail.poll()
-    except mp.ProcessRaisedException as err:
-        raise RankFailed(err.error_index, str(err)) from None
-    except mp.ProcessExitedException as err:
-        step = max((r["step"] for r in read_ledger(run_dir, err.error_index, last_attempt=False)), default=0)
+    except (mp.ProcessRaisedException, mp.ProcessExitedException) as err:
+        killed = _killed_rank(ctx)  # a rank's SIGKILL makes its peers raise too; report the cause
+        if isinstance(err, mp.ProcessRaisedException) and killed is None:
+            raise RankFailed(err.error_index, str(err)) from None
+        rank = killed if killed is not None else err.error_index
+        code = ctx.processes[rank].exitcode
+        step = max((r["step"] for r in read_ledger(run_dir, rank, last_attempt=False)), default=0)
         newest = latest_valid(run_dir, log=None)
-        raise RunInterrupted(err.error_index, err.exit_code, err.signal_name, step,
-                             newest.name if newest else None) from None
+        raise RunInterrupted(rank, code if code >= 0 else None, signal.Signals(-code).name if code < 0 else None,
+                             step, newest.name if newest else None) from None
     except KeyboardInterrupt:  # a notebook's "interrupt kernel": ask the ranks to save and stop
         for pid in ctx.pids():
             try:
@@ -240,6 +263,15 @@ def launch(cfg: TrainConfig, quiet: bool = False, on_start: Callable[[list[int]]
     finally:
         tail.close()
     return json.loads((run_dir / "final" / "summary.json").read_text())
+
+
+def _killed_rank(ctx) -> int | None:
+    """The first rank that died by SIGKILL (the cause when a peer then fails on a lost
+    connection), or ``None``."""
+    for rank, proc in enumerate(ctx.processes):
+        if proc.exitcode == -signal.SIGKILL:
+            return rank
+    return None
 
 
 def torchrun_command(cfg: TrainConfig, nnodes: int = 1, nproc_per_node: int = 2, node_rank: int | str = 0,

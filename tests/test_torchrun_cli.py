@@ -1,6 +1,5 @@
 """The same entry point under torchrun (one node, two loopback nodes, automatic restarts) and
 the command-line contract (exit codes of train / compare / verify)."""
-import os
 import subprocess
 import sys
 
@@ -13,12 +12,8 @@ from helpers import cfg_args, cli, small_cfg
 
 
 def torchrun(*args):
-    # TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1: with the store shared between torchrun and the
-    # workers, restarted workers can read the previous attempt's addresses and hang in
-    # init_process_group (pytorch/pytorch#135712; seen here about one run in four)
-    env = {**os.environ, "TORCH_DISABLE_SHARE_RDZV_TCP_STORE": "1"}
     return subprocess.Popen([sys.executable, "-m", "torch.distributed.run", *map(str, args)],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
 def train_args(cfg):
