@@ -23,7 +23,7 @@ def pipeline_config(run_dir: str = "runs/pipeline", quick: bool = False, **overr
     base = dict(run_dir=run_dir, model="bag", world_size=2, epochs=2, save_every_steps=100, log_every=100,
                 async_save=True)
     if quick:
-        base.update(train_limit=4000, epochs=1, save_every_steps=20, log_every=20)
+        base.update(train_limit=4000, epochs=3, warmup_steps=10, save_every_steps=20, log_every=50)
     return TrainConfig(**{**base, **overrides})
 
 
