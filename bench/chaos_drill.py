@@ -25,6 +25,8 @@ def main():
         "kills": len(rows), "identical": sum(r["identical"] for r in rows),
         "steps_redone_mean": statistics.mean(r["steps_redone"] for r in rows),
         "resume_call_seconds_median": statistics.median(r["resume_call_seconds"] for r in rows),
+        "restart_to_first_step_seconds_median": statistics.median(
+            r["restart_to_first_step_seconds"] for r in rows if r["restart_to_first_step_seconds"] is not None),
         "by_mode": {m: sum(r["mode"] == m for r in rows) for m in ("sigkill", "sigterm", "during-save")},
         "runs": rows,
     })

@@ -26,7 +26,11 @@ from course_lib.monitor import read_scalars
 w, out = Path(sys.argv[1]), Path(sys.argv[2])
 s = json.loads((w / "ref" / "final" / "summary.json").read_text())
 sps = [v for step, v in read_scalars(w / "ref")["train/samples_per_s"] if step > 5]
-res = {"val_accuracy": s["val_accuracy"], "val_count": s["val_count"], "world_size": s["world_size"],
+sys.path.insert(0, "bench")
+from common import machine
+import torch
+res = {"machine": {**machine(), "gpus": [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]},
+       "val_accuracy": s["val_accuracy"], "val_count": s["val_count"], "world_size": s["world_size"],
        "samples_per_s_median": statistics.median(sps), "compare_after_kill": (w / "compare.txt").read_text()}
 (out / "gpu_check.json").write_text(json.dumps(res, indent=2))
 print(json.dumps(res, indent=2))

@@ -16,6 +16,7 @@ a checkpoint is data, never code.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
@@ -25,6 +26,7 @@ import platform
 import random
 import re
 import shutil
+import sys
 import threading
 import time
 from pathlib import Path
@@ -103,6 +105,23 @@ def _sha256(path: Path) -> str:
 
 
 # --------------------------------------------------------------------------- writing
+@contextlib.contextmanager
+def _no_zip_crc():
+    """``torch.save`` without its per-record zip CRC32: the manifest's sha256 already guards
+    every byte, and the CRC cost as much CPU again as the rest of the serialisation (0.072 s vs
+    0.030 s for the 59 MB pipeline state), CPU the background writer takes from training."""
+    get = getattr(torch.serialization, "get_crc32_options", None)  # torch >= 2.6
+    if get is None:
+        yield
+        return
+    before = get()
+    torch.serialization.set_crc32_options(False)
+    try:
+        yield
+    finally:
+        torch.serialization.set_crc32_options(before)
+
+
 def write_part(folder: Path, name: str, obj, fault: Callable[[], None] | None = None) -> dict:
     """Serialise ``obj`` into ``folder/name``, flushed and fsynced; returns its sha256 and
     size (hashed from memory, so the commit need not read the file back).
@@ -112,8 +131,9 @@ def write_part(folder: Path, name: str, obj, fault: Callable[[], None] | None = 
     """
     folder.mkdir(parents=True, exist_ok=True)
     buf = io.BytesIO()
-    torch.save(obj, buf)
-    data = buf.getvalue()
+    with _no_zip_crc():
+        torch.save(obj, buf)
+    data = buf.getbuffer()
     with open(folder / name, "wb") as f:
         if fault is not None:
             f.write(data[: len(data) // 2])
@@ -172,7 +192,11 @@ def remove_stale_tmp(run_dir: str | Path) -> list[Path]:
 
 # --------------------------------------------------------------------------- asynchronous saves
 class BackgroundWriter:
-    """At most one checkpoint write in flight: a new one waits for the previous to finish."""
+    """At most one checkpoint write in flight: a new one waits for the previous to finish.
+
+    The writer thread runs at the lowest CPU priority (Linux: ``nice`` applies per thread), so
+    on a machine whose cores the ranks keep busy it uses the moments they wait (all-reduce,
+    I/O) instead of taking CPU from training: the save lasts longer, training does not."""
 
     def __init__(self):
         self._thread: threading.Thread | None = None
@@ -185,10 +209,16 @@ class BackgroundWriter:
     def submit(self, job, background: bool) -> None:
         self.wait()
         if background:
-            self._thread = threading.Thread(target=job, name="checkpoint-writer", daemon=True)
+            self._thread = threading.Thread(target=_at_low_priority, args=(job,), name="checkpoint-writer", daemon=True)
             self._thread.start()
         else:
             job()
+
+
+def _at_low_priority(job) -> None:
+    if sys.platform.startswith("linux"):  # elsewhere setpriority would renice the whole process
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+    job()
 
 
 def snapshot(obj):

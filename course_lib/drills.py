@@ -34,15 +34,18 @@ def interrupt_and_resume(cfg: TrainConfig, kill_at_step: int, kill_mode: str = "
         launch(cfg.replace(kill_at_step=kill_at_step, kill_rank=rank, kill_mode=kill_mode), quiet=True, on_start=on_start)
     except RunInterrupted as err:
         interrupted = str(err)
-    t0 = time.perf_counter()
+    t0, restarted_at = time.perf_counter(), time.time()
     resumed = cfg.replace(resume="auto", resume_mode=resume_mode,
                           **({"world_size": resume_world_size} if resume_world_size else {}))
     summary = launch(resumed, quiet=True, on_start=on_start)
     restart_seconds = time.perf_counter() - t0
     rows = read_ledger(cfg.run_dir, 0, last_attempt=False)
     lost = [r["step"] for r in rows if r["attempt"] == 1 and (summary["resumed_from"] or 0) < r["step"]]
+    first_resumed = min((r["time"] for r in rows if r["attempt"] == summary["attempt"]), default=None)
     return {"interrupted": interrupted, "resumed_from": summary["resumed_from"], "steps_redone": len(lost),
-            "resume_call_seconds": restart_seconds, "summary": summary}
+            "resume_call_seconds": restart_seconds, "summary": summary,
+            # restart -> first optimizer step of the resumed run: start-up, rendezvous, load, verify
+            "restart_to_first_step_seconds": None if first_resumed is None else first_resumed - restarted_at}
 
 
 def resume_mode_study(workdir: str | Path, base: TrainConfig, kill_at_step: int,
@@ -73,8 +76,11 @@ def chaos_drill(workdir: str | Path, base: TrainConfig, kills: int = 20, seed: i
         t0 = time.perf_counter()
         r = interrupt_and_resume(cfg, step, mode, kill_rank=rank)
         c = compare_runs(ref, cfg.run_dir)
+        first = r["restart_to_first_step_seconds"]
         results.append({"kill": i, "step": step, "mode": mode, "rank": rank, "identical": c["identical"],
                         "resumed_from": r["resumed_from"], "steps_redone": r["steps_redone"],
-                        "resume_call_seconds": round(r["resume_call_seconds"], 2), "seconds": round(time.perf_counter() - t0, 1)})
+                        "resume_call_seconds": round(r["resume_call_seconds"], 2),
+                        "restart_to_first_step_seconds": None if first is None else round(first, 2),
+                        "seconds": round(time.perf_counter() - t0, 1)})
         shutil.rmtree(cfg.run_dir, ignore_errors=True)
     return results

@@ -262,6 +262,8 @@ def launch(cfg: TrainConfig, quiet: bool = False, on_start: Callable[[list[int]]
         raise
     finally:
         tail.close()
+        for path in ctx.error_files:  # spawn leaves a failed rank's traceback file in /tmp
+            Path(path).unlink(missing_ok=True)
     return json.loads((run_dir / "final" / "summary.json").read_text())
 
 

@@ -34,7 +34,7 @@ from . import checkpoint as ckpt
 from .config import SHAPE_KEYS, TrainConfig
 from .faults import EXIT_PREEMPTED, FaultInjector, GracefulStop
 from .models import build_model
-from .monitor import Ledger, TensorBoardLogger
+from .monitor import Ledger, TensorBoardLogger, read_ledger
 from .prepare import PreparedData, prepare_for
 from .sampling import ResumableDistributedSampler, sample_digest
 
@@ -207,7 +207,8 @@ class Trainer:
         sample_ids = self.train_data.ids[indices].tolist()
         self.ledger.write({"step": s.global_step, "epoch": s.epoch, "loss": loss, "global_loss": global_loss,
                            "lr": lr, "grad_norm": grad_norm,
-                           "samples": sample_digest(sample_ids), "sample_ids": sample_ids, "attempt": self.attempt})
+                           "samples": sample_digest(sample_ids), "sample_ids": sample_ids, "attempt": self.attempt,
+                           "time": time.time()})
         self.tb.scalars(s.global_step, **{"train/loss": global_loss, "train/lr": lr,
                                           "train/grad_norm": grad_norm,
                                           "train/samples_per_s": self.cfg.global_batch_size / max(seconds, 1e-9)})
@@ -299,7 +300,7 @@ class Trainer:
         digests = [None] * self.world_size
         dist.all_gather_object(digests, digest)
         if len(set(digests)) != 1:
-            raise RuntimeError(f"ranks ended with different parameters: {digests}")
+            self._explain_divergence()
         summary = {**metrics, "steps": self.state.global_step, "epochs": self.cfg.epochs,
                    "attempt": self.attempt, "resumes": self.attempt - 1, "resumed_from": self.resumed_from,
                    "world_size": self.world_size, "parameter_sha256": digest, "train_seconds_this_attempt": seconds,
@@ -317,6 +318,23 @@ class Trainer:
         self.tb.close()
         self.ledger.close()
         return summary
+
+    def _explain_divergence(self) -> None:
+        """Ranks disagree: say which tensors differ, by how much, and from which step the
+        ledgers' gradient norms differ, so the cause can be found instead of guessed."""
+        mine = {name: t.detach().cpu() for name, t in self.model.state_dict().items()}
+        theirs = [None] * self.world_size
+        dist.all_gather_object(theirs, {"params": mine, "threads": torch.get_num_threads(),
+                                        "grad_norms": {r["step"]: r["grad_norm"] for r in read_ledger(self.run_dir, self.rank)}})
+        ref = theirs[0]
+        lines = []
+        for r, other in enumerate(theirs[1:], start=1):
+            bad = {n: float((t - ref["params"][n]).abs().max()) for n, t in other["params"].items()
+                   if not torch.equal(t, ref["params"][n])}
+            first = next((s for s, g in other["grad_norms"].items() if ref["grad_norms"].get(s) != g), None)
+            lines.append(f"rank {r} vs rank 0: {len(bad)} tensor(s) differ (max |diff| {bad}); threads "
+                         f"{other['threads']} vs {ref['threads']}; first step whose grad norm differs: {first}")
+        raise RuntimeError("ranks ended with different parameters: " + " | ".join(lines))
 
 
 def parameter_digest(model: torch.nn.Module) -> str:

@@ -2,6 +2,8 @@ import json
 import os
 import pickle
 import random
+import sys
+import threading
 import time
 
 import numpy as np
@@ -142,3 +144,13 @@ def test_snapshot_is_independent_and_writer_runs_one_job_at_a_time():
     writer.submit(lambda: order.append("second"), background=True)  # waits for the first
     writer.wait()
     assert order == ["first", "second"]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread nice is Linux behaviour")
+def test_background_writer_runs_at_low_priority_and_leaves_the_process_alone():
+    seen, before = [], os.getpriority(os.PRIO_PROCESS, 0)
+    writer = ckpt.BackgroundWriter()
+    writer.submit(lambda: seen.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id())), background=True)
+    writer.wait()
+    assert seen == [19]
+    assert os.getpriority(os.PRIO_PROCESS, 0) == before  # the training thread keeps its priority

@@ -47,7 +47,8 @@ def test_torchrun_one_node_matches_spawn(reference, tmp_path):
 def test_torchrun_two_nodes_on_loopback(reference, tmp_path):
     port = free_port()
     common = ["--nnodes", 2, "--nproc-per-node", 1, "--master-addr", "127.0.0.1", "--master-port", port]
-    cfg = small_cfg(tmp_path / "nodes")
+    # two "nodes" share this machine's cores; each torchrun would otherwise give its rank all of them
+    cfg = small_cfg(tmp_path / "nodes", threads_per_rank=1)
     nodes = [torchrun(*common, "--node-rank", r, *train_args(cfg)) for r in (0, 1)]
     outs = [finish(p) for p in nodes]
     assert "parameters identical on all 2 ranks" in outs[0]

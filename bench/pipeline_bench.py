@@ -1,0 +1,39 @@
+"""The main job as a user runs it: ``python -m course_lib pipeline`` with its defaults, in a
+fresh process with an empty token cache (data preparation included), timed from outside.
+``--quick`` is recorded too (the README's first try).
+
+    python bench/pipeline_bench.py
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from common import write
+
+
+def run(work: Path, *flags: str) -> dict:
+    run_dir = work / ("quick" if flags else "default")
+    env = {**os.environ, "COURSE_LIB_CACHE": str(work / f"cache-{run_dir.name}"), "HF_HUB_OFFLINE": "1"}
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "course_lib", "pipeline", "--run-dir", str(run_dir), *flags],
+                   check=True, env=env, stdout=subprocess.DEVNULL)
+    wall = time.perf_counter() - t0
+    p = json.loads((run_dir / "final" / "summary.json").read_text())["pipeline"]
+    return {"command_seconds": round(wall, 1), "pipeline_seconds": p["wall_seconds"],
+            "held_out_accuracy": p["held_out_accuracy"], "held_out_reviews": p["held_out_reviews"],
+            "train_reviews": p["train_reviews"], "steps": p["steps"], "interruption": p["interruption"],
+            "resumed_from_step": p["resumed_from_step"], "cold_cache": True}
+
+
+def main():
+    with tempfile.TemporaryDirectory() as work:
+        out = {"default": run(Path(work)), "quick": run(Path(work), "--quick")}
+    write("pipeline", out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,204 @@
+"""Render ``BENCHMARKS.md`` (repo root) and its plots from ``bench/results/*.json``.
+
+Every target of stations 1-5 appears with the measured value and whether it is met. Nothing
+here measures: the numbers are the recorded runs, so the report can be re-rendered at will.
+"""
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+BENCH = Path(__file__).resolve().parent
+RESULTS, PLOTS, OUT = BENCH / "results", BENCH / "plots", BENCH.parent / "BENCHMARKS.md"
+
+
+def load() -> dict:
+    return {p.stem: json.loads(p.read_text()) for p in sorted(RESULTS.glob("*.json"))}
+
+
+def _yes(ok: bool) -> str:
+    return "**yes**" if ok else "**no**"
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.2f}%"
+
+
+# --------------------------------------------------------------------------- one section per station
+def near_dup(r: dict) -> tuple[list, str]:
+    o, d = r["ours"], r["datasketch"]
+    rows = [("recall on planted pairs, J >= 0.8", f"{o['recall']:.3f} (datasketch {d['recall']:.3f})", ">= 0.95", o["recall"] >= 0.95),
+            ("precision on planted pairs", f"{o['precision']:.3f} (datasketch {d['precision']:.3f})", ">= 0.95", o["precision"] >= 0.95),
+            ("speed vs datasketch, same data, one run", f"{r['speedup_vs_datasketch']:.2f}x ({o['seconds']} s vs {d['seconds']} s)",
+             ">= 3x", r["speedup_vs_datasketch"] >= 3),
+            (f"whole IMDB train + planted ({r['corpus']:,} reviews)", f"{o['seconds']} s", "< 30 s", o["seconds"] < 30)]
+    fig, ax = plt.subplots(1, 2, figsize=(8, 3))
+    ax[0].bar(["ours", "datasketch"], [o["seconds"], d["seconds"]], color=["C0", "C7"])
+    ax[0].set_ylabel("seconds"), ax[0].set_title(f"{r['corpus']:,} reviews")
+    ax[1].bar(["ours", "datasketch"], [o["recall"], d["recall"]], color=["C0", "C7"])
+    ax[1].axhline(0.95, ls="--", c="k", lw=1), ax[1].set_ylim(0.8, 1.01), ax[1].set_title("recall (planted pairs)")
+    return rows, _save(fig, "near_dup")
+
+
+def tokenizer(r: dict) -> tuple[list, str]:
+    rows = []
+    for name, label in (("wordpiece", "WordPiece"), ("bpe", "GPT-2 BPE")):
+        t = r[name]
+        rows.append((f"{label} throughput vs raw `encode_batch` ({r['texts']:,} reviews)",
+                     f"{t['ours_vs_raw_throughput']:.2f}x ({t['ours_seconds']} s vs {t['raw_seconds']} s; "
+                     f"{t['ours_vs_raw_same_output_throughput']:.2f}x of raw + reading ids and mask)", ">= 0.9x",
+                     t["ours_vs_raw_throughput"] >= 0.9))
+        p = t["padding_256"]
+        rows.append((f"{label} padded tokens at 256, length-grouped vs pad-to-max",
+                     f"{_pct(p['grouped'])} vs {_pct(p['pad_to_max'])}: {_pct(p['grouped_cut_vs_pad_to_max'])} fewer",
+                     ">= 70% fewer", p["grouped_cut_vs_pad_to_max"] >= 0.7))
+    fig, ax = plt.subplots(1, 2, figsize=(8, 3))
+    names = ["WordPiece", "GPT-2 BPE"]
+    ax[0].bar(names, [r[n]["ours_vs_raw_throughput"] for n in ("wordpiece", "bpe")])
+    ax[0].axhline(0.9, ls="--", c="k", lw=1), ax[0].set_title("throughput, ours / raw")
+    width = 0.25
+    for i, kind in enumerate(("pad_to_max", "dynamic", "grouped")):
+        ax[1].bar([j + i * width for j in range(2)], [r[n]["padding_256"][kind] for n in ("wordpiece", "bpe")], width,
+                  label=kind.replace("_", " "))
+    ax[1].set_xticks([j + width for j in range(2)], names), ax[1].set_title("share of padded tokens"), ax[1].legend()
+    return rows, _save(fig, "tokenizer")
+
+
+def scaling(r: dict) -> tuple[list, str]:
+    m = r["minilm_plain_ddp_16"]
+    s = m["samples_per_s"]
+    rows = [("minilm, 2 ranks x 1 thread vs 1 rank x 1 thread", f"{m['speedup_2x1_vs_1x1']:.3f}x "
+             f"({s['2 ranks x 1 thread']:.2f} vs {s['1 rank x 1 thread']:.2f} samples/s)", ">= 1.8x",
+             m["speedup_2x1_vs_1x1"] >= 1.8),
+            ("minilm, 2 ranks x 1 thread vs 1 rank x 2 threads", f"{s['2 ranks x 1 thread']:.2f} vs "
+             f"{s['1 rank x 2 threads']:.2f} samples/s", "beat it", s["2 ranks x 1 thread"] > s["1 rank x 2 threads"])]
+    if "minilm_micro8_64" in r:
+        mm = r["minilm_micro8_64"]
+        rows.append(("minilm with 4 micro-batches per step (`no_sync`), 2x1 vs 1x1",
+                     f"{mm['speedup_2x1_vs_1x1']:.3f}x", "(same target)", mm["speedup_2x1_vs_1x1"] >= 1.8))
+    b = r["bag"]["samples_per_s"]
+    rows.append(("bag samples/s, 1x1 / 1x2 / 2x1", " / ".join(f"{v:.0f}" for v in b.values()), "recorded", None))
+    keys = [k for k in ("bag", "minilm_plain_ddp_16", "minilm_micro8_64") if k in r]
+    fig, axes = plt.subplots(1, len(keys), figsize=(4 * len(keys), 3))
+    for ax, k in zip(axes, keys):
+        vals = r[k]["samples_per_s"]
+        ax.bar([n.replace(" x ", "x\n") for n in vals], list(vals.values()), color=["C7", "C1", "C0"])
+        ax.set_title(k.replace("_", " ")), ax.set_ylabel("samples/s")
+    return rows, _save(fig, "scaling")
+
+
+def checkpoint(r: dict) -> tuple[list, str]:
+    rows = []
+    for name, label in (("default_interval_async", "async (the pipeline's default)"), ("default_interval_sync", "synchronous")):
+        c = r[name]
+        ratios = c.get("paired_overheads", [c["wall_overhead"]])
+        median = statistics.median(ratios)
+        rows.append((f"wall-time cost, save every {c['save_every_steps']} steps, {label}",
+                     f"median {median:+.2%} over {len(ratios)} paired runs (each {', '.join(f'{x:+.1%}' for x in ratios)})",
+                     "<= 2%", median <= 0.02))
+        rows.append((f"training loop blocked inside periodic saves, {label}", _pct(c["loop_blocked_share"]), "(precise)",
+                     c["loop_blocked_share"] <= 0.02))
+    for m, io in r["state_io"].items():
+        rows.append((f"full state (model + AdamW) of `{m}`: size, save, verify + load",
+                     f"{io['size_mb']} MB, {io['save_seconds']} s, {io['verify_and_load_seconds']} s", "recorded", None))
+    fig, ax = plt.subplots(figsize=(6, 3))
+    names = ["no_checkpoints", "default_interval_sync", "default_interval_async"]
+    for i, n in enumerate(names):
+        ys = r[n]["wall_seconds"]
+        ax.scatter([i] * len(ys), ys, alpha=0.7)
+    ax.set_xticks(range(3), ["none", "sync", "async"]), ax.set_ylabel("run wall seconds"), ax.set_title("pipeline training")
+    return rows, _save(fig, "checkpoint")
+
+
+def chaos(r: dict) -> tuple[list, str]:
+    rows = [(f"{r['kills']} real kills at random steps/modes/ranks, each resumed automatically",
+             f"{r['identical']} of {r['kills']} bit-identical ({', '.join(f'{v} {k}' for k, v in r['by_mode'].items())})",
+             "20 of 20", r["identical"] == r["kills"] >= 20),
+            ("work lost per kill (steps redone)", f"{r['steps_redone_mean']:.2f} mean", "recorded", None)]
+    if "restart_to_first_step_seconds_median" in r:
+        rows.append(("restart -> first resumed optimizer step", f"{r['restart_to_first_step_seconds_median']:.1f} s median "
+                     f"(whole resumed launch {r['resume_call_seconds_median']:.1f} s)", "recorded", None))
+    runs = r["runs"]
+    fig, ax = plt.subplots(1, 2, figsize=(8, 3))
+    for mode, color in (("sigkill", "C3"), ("sigterm", "C2"), ("during-save", "C1")):
+        pts = [x for x in runs if x["mode"] == mode]
+        ax[0].scatter([x["step"] for x in pts], [x["steps_redone"] for x in pts], c=color, label=mode)
+        ax[1].scatter([x["step"] for x in pts], [x.get("restart_to_first_step_seconds") or 0 for x in pts], c=color)
+    ax[0].set_xlabel("kill step"), ax[0].set_ylabel("steps redone"), ax[0].legend()
+    ax[1].set_xlabel("kill step"), ax[1].set_ylabel("restart -> first step (s)")
+    return rows, _save(fig, "chaos_drill")
+
+
+def pipeline(r: dict) -> tuple[list, str]:
+    d, q = r["default"], r["quick"]
+    kill = d["interruption"] or {}
+    rows = [("`python -m course_lib pipeline`, defaults, cold cache: held-out accuracy",
+             f"{_pct(d['held_out_accuracy'])} on {d['held_out_reviews']:,} reviews", ">= 89.15%", d["held_out_accuracy"] >= 0.8915),
+            ("... wall time, data preparation and a real SIGKILL + resume included",
+             f"{d['command_seconds']} s (SIGKILL of rank {kill.get('rank')} at step {kill.get('step')}, resumed from "
+             f"{d['resumed_from_step']}; {d['steps']} steps)", "< 180 s", d["command_seconds"] < 180),
+            ("`pipeline --quick` (the first try)", f"{_pct(q['held_out_accuracy'])} in {q['command_seconds']} s", "recorded", None)]
+    return rows, ""
+
+
+def gpu(r: dict) -> tuple[list, str]:
+    compare = r["compare_after_kill"].strip().splitlines()
+    rows = [(f"minilm fine-tuned on {r['world_size']} GPU(s) ({', '.join(r['machine'].get('gpus', []))}), bf16: "
+             "held-out accuracy", f"{_pct(r['val_accuracy'])} on {r['val_count']:,} reviews", ">= 90%", r["val_accuracy"] >= 0.9),
+            ("samples/s (median step)", f"{r['samples_per_s_median']:.0f}", "recorded", None),
+            ("one SIGKILL + automatic resume on the GPU, `compare`", compare[0] if compare else "?", "recorded", None)]
+    return rows, ""
+
+
+SECTIONS = [("Station 1 · near-duplicate detection", "near_dup", near_dup),
+            ("Station 2 · tokenizers and padding", "tokenizer", tokenizer),
+            ("Station 3 · DDP scaling on CPU", "scaling", scaling),
+            ("Station 4 · checkpoint cost", "checkpoint", checkpoint),
+            ("Station 5 · chaos drill", "chaos_drill", chaos),
+            ("Stations 1-5 · the main job", "pipeline", pipeline),
+            ("GPU check (`bench/gpu_check.sh`)", "gpu_check", gpu)]
+
+
+def _save(fig, name: str) -> str:
+    PLOTS.mkdir(exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(PLOTS / f"{name}.png", dpi=80)
+    plt.close(fig)
+    return f"bench/plots/{name}.png"
+
+
+def render(results: dict | None = None) -> Path:
+    results = load() if results is None else results
+    lines = ["# Benchmarks", "",
+             "Generated by `python -m bench` (or re-rendered from the recorded results with `python -m bench --report`)",
+             "from `bench/results/*.json`. Headline figures are ratios measured side by side in one run: the",
+             "machines are noisy. \"met\" compares the measured value with the issue's target.", ""]
+    for title, key, fn in SECTIONS:
+        lines += [f"## {title}", ""]
+        if key not in results:
+            lines += ["Not recorded: " + ("no GPU was available to the session that ran the benchmarks; "
+                                          "`bench/gpu_check.sh` is ready for one." if key == "gpu_check" else
+                                          f"run `python -m bench {key}`."), ""]
+            continue
+        r = results[key]
+        rows, plot = fn(r)
+        m = r.get("machine", {})
+        lines += [f"Recorded {m.get('date', '?')} on {m.get('cores', '?')} cores, torch {m.get('torch', '?')}"
+                  f"{', CUDA' if m.get('cuda') else ', CPU'}.", "",
+                  "| what | measured | target | met |", "|---|---|---|---|"]
+        lines += [f"| {a} | {b} | {c} | {'-' if ok is None else _yes(ok)} |" for a, b, c, ok in rows]
+        lines.append("")
+        if plot:
+            lines += [f"![{key}]({plot})", ""]
+    OUT.write_text("\n".join(lines))
+    return OUT
+
+
+if __name__ == "__main__":
+    print(render())

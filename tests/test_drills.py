@@ -1,0 +1,14 @@
+"""The chaos drill in small: real kills at random steps, automatic resumes, exact comparisons,
+and the time from restart to the first resumed step read from the ledgers."""
+from course_lib.drills import chaos_drill
+from helpers import small_cfg
+
+
+def test_chaos_drill_resumes_identically_and_times_the_restart(tmp_path):
+    rows = chaos_drill(tmp_path, small_cfg(tmp_path / "unused", max_steps=12), kills=2, seed=3)
+    assert [r["identical"] for r in rows] == [True, True], rows
+    for r in rows:
+        # work lost is bounded by the checkpoint interval (small_cfg saves every 5 steps)
+        assert 0 <= r["steps_redone"] <= 5
+        if r["restart_to_first_step_seconds"] is not None:  # None: killed after the last step
+            assert 0 < r["restart_to_first_step_seconds"] < r["resume_call_seconds"]
