@@ -27,8 +27,9 @@ def interrupt_and_resume(run, mode="sigkill", step=13, rank=1, resume_mode="full
                                                   ("during-save", 1, False), ("during-save", 0, True), ("sigkill", 0, True)])
 def test_full_resume_is_bit_identical(reference, tmp_path, mode, rank, async_save):
     err = interrupt_and_resume(tmp_path / "run", mode, rank=rank, async_save=async_save)
-    if mode == "sigkill":
-        assert err.signal_name == "SIGKILL" and err.checkpoint == "step-00000010"
+    if mode == "sigkill":  # an asynchronous save of step 10 may still be in flight at the kill: then step 5
+        newest = {"step-00000005", "step-00000010"} if async_save else {"step-00000010"}
+        assert err.signal_name == "SIGKILL" and err.checkpoint in newest
     if mode == "sigterm":
         assert err.exit_code == 143 and err.checkpoint == "step-00000013"  # saved on the way out
     result = compare_runs(reference, tmp_path / "run")
