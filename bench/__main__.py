@@ -23,10 +23,13 @@ BENCHMARKS = {
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
-    ap.add_argument("names", nargs="*", choices=[[], *BENCHMARKS], metavar="NAME", help=", ".join(BENCHMARKS))
+    ap.add_argument("names", nargs="*", metavar="NAME", help=", ".join(BENCHMARKS))
     ap.add_argument("--report", action="store_true", help="only render BENCHMARKS.md from bench/results")
     ap.add_argument("--list", action="store_true")
     a = ap.parse_args(argv)
+    unknown = [n for n in a.names if n not in BENCHMARKS]
+    if unknown:
+        ap.error(f"unknown benchmark(s) {', '.join(unknown)}; choose from {', '.join(BENCHMARKS)}")
     if a.list:
         for name, (cmd, minutes) in BENCHMARKS.items():
             print(f"{name:12s} ~{minutes:2d} min  python bench/{' '.join(cmd)}")
