@@ -151,6 +151,17 @@ def _spawned_worker(rank: int, cfg_dict: dict, port: int, log_dir: str, data_fil
     cfg = TrainConfig.from_dict(cfg_dict)
     run_rank(cfg, rank, cfg.world_size, rank, cfg.world_size, Reporter(rank, progress=True),
              init_method=f"tcp://127.0.0.1:{port}", data_file=data_file)
+    exit_now(0)
+
+
+def exit_now(code: int) -> None:
+    """Leave a rank whose work is done and on disk without running C++ static destructors:
+    at interpreter exit a rank sometimes died with "terminate called without an active
+    exception" (a c10d thread still joinable), i.e. SIGABRT after its last step, which the
+    parent must read as a crash."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 # --------------------------------------------------------------------------- the parent

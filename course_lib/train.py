@@ -380,5 +380,6 @@ def _prepare(cfg: TrainConfig, rank: int, data_file: str | None) -> PreparedData
 
 if __name__ == "__main__":  # python -m course_lib.train ... (the torchrun entry point)
     from .cli import main
+    from .launch import exit_now
 
-    sys.exit(main(["train", *sys.argv[1:]]))
+    exit_now(main(["train", *sys.argv[1:]]))
