@@ -117,9 +117,7 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, local_rank: int, loca
         dist.init_process_group(backend, init_method=init_method, rank=rank, world_size=world_size, timeout=timeout)
     try:
         summary = Trainer(cfg, rank, world_size, device, report, data_file).train()
-        # no rank tears the group down while a peer still talks to it (a peer's gloo could
-        # then see the connection vanish and abort: seen as a SIGABRT after the last step)
-        dist.barrier()
+        dist.barrier()  # no rank tears the group down while a peer may still talk to it
         return summary
     finally:
         dist.destroy_process_group()
