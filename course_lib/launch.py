@@ -116,9 +116,7 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, local_rank: int, loca
     else:
         dist.init_process_group(backend, init_method=init_method, rank=rank, world_size=world_size, timeout=timeout)
     try:
-        summary = Trainer(cfg, rank, world_size, device, report, data_file).train()
-        dist.barrier()  # no rank tears the group down while a peer may still talk to it
-        return summary
+        return Trainer(cfg, rank, world_size, device, report, data_file).train()
     finally:
         dist.destroy_process_group()
 
