@@ -122,18 +122,26 @@ def _no_zip_crc():
         torch.serialization.set_crc32_options(before)
 
 
+def serialize(obj) -> memoryview:
+    """``torch.save`` into memory. The bytes are also the asynchronous save's snapshot: once
+    serialised, training may change the live tensors. Serialising here, in the training
+    thread, instead of cloning the tensors and pickling them in the writer thread, leaves the
+    writer only work that releases the GIL (hashing, writing) and copies the state once, not twice."""
+    buf = io.BytesIO()
+    with _no_zip_crc():
+        torch.save(obj, buf)
+    return buf.getbuffer()
+
+
 def write_part(folder: Path, name: str, obj, fault: Callable[[], None] | None = None) -> dict:
-    """Serialise ``obj`` into ``folder/name``, flushed and fsynced; returns its sha256 and
-    size (hashed from memory, so the commit need not read the file back).
+    """Write ``obj`` (or bytes from :func:`serialize`) to ``folder/name``, flushed and fsynced;
+    returns its sha256 and size (hashed from memory, so the commit need not read the file back).
 
     ``fault`` (station 5's ``during-save`` mode) is called after half of the bytes are on
     disk: the process dies with a half-written file, as a real crash would leave it.
     """
     folder.mkdir(parents=True, exist_ok=True)
-    buf = io.BytesIO()
-    with _no_zip_crc():
-        torch.save(obj, buf)
-    data = buf.getbuffer()
+    data = obj if isinstance(obj, memoryview) else serialize(obj)
     with open(folder / name, "wb") as f:
         if fault is not None:
             f.write(data[: len(data) // 2])
@@ -196,40 +204,41 @@ class BackgroundWriter:
 
     The writer thread runs at the lowest CPU priority (Linux: ``nice`` applies per thread), so
     on a machine whose cores the ranks keep busy it uses the moments they wait (all-reduce,
-    I/O) instead of taking CPU from training: the save lasts longer, training does not."""
+    I/O) instead of taking CPU from training: the save lasts longer, training does not.
+    A job that raises does so again in the training thread, at the next ``wait`` or ``submit``:
+    a writer that fails must not leave the run believing it has checkpoints."""
 
     def __init__(self):
         self._thread: threading.Thread | None = None
+        self._error: BaseException | None = None
 
     def wait(self) -> None:
         if self._thread is not None:
             self._thread.join()
             self._thread = None
+        if self._error is not None:
+            err, self._error = self._error, None
+            raise RuntimeError("the background checkpoint writer failed; see the cause above") from err
 
     def submit(self, job, background: bool) -> None:
         self.wait()
         if background:
-            self._thread = threading.Thread(target=_at_low_priority, args=(job,), name="checkpoint-writer", daemon=True)
+            self._thread = threading.Thread(target=self._run, args=(job,), name="checkpoint-writer", daemon=True)
             self._thread.start()
         else:
             job()
+
+    def _run(self, job) -> None:
+        try:
+            _at_low_priority(job)
+        except BaseException as err:  # noqa: BLE001 - handed to the training thread
+            self._error = err
 
 
 def _at_low_priority(job) -> None:
     if sys.platform.startswith("linux"):  # elsewhere setpriority would renice the whole process
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
     job()
-
-
-def snapshot(obj):
-    """A copy of a (nested) state dict whose tensors no longer share memory with training."""
-    if isinstance(obj, torch.Tensor):
-        return obj.detach().clone()
-    if isinstance(obj, dict):
-        return {k: snapshot(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return type(obj)(snapshot(v) for v in obj)
-    return obj
 
 
 # --------------------------------------------------------------------------- verifying

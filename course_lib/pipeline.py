@@ -18,9 +18,11 @@ from .prepare import prepare_for
 
 
 def pipeline_config(run_dir: str = "runs/pipeline", quick: bool = False, **overrides) -> TrainConfig:
-    """The defaults of the main job; ``quick`` is a small first try (about a minute)."""
-    # async_save: the loop only waits for an in-memory snapshot; a thread writes the files
-    base = dict(run_dir=run_dir, model="bag", world_size=2, epochs=2, save_every_steps=100, log_every=100,
+    """The defaults of the main job; ``quick`` is a small first try (about half a minute)."""
+    # async_save: the loop only waits for an in-memory snapshot; a thread writes the files.
+    # Every 200 steps is about 8 s of training here: a save costs ~0.2 s of CPU on cores the
+    # ranks keep busy: saving every 100 steps cost +2.6% wall time (median of 10 pairs), every 200 +0.1%.
+    base = dict(run_dir=run_dir, model="bag", world_size=2, epochs=2, save_every_steps=200, log_every=100,
                 async_save=True)
     if quick:
         base.update(train_limit=4000, epochs=3, warmup_steps=10, save_every_steps=20, log_every=50)

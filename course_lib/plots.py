@@ -34,6 +34,23 @@ def bars(values: dict, title: str, ylabel: str, fmt: str = "{:.2f}"):
     return fig
 
 
+def stacked_bars(parts: dict[str, dict[str, float]], title: str, xlabel: str = "seconds"):
+    """One horizontal bar per entry of ``parts``, split into its named pieces (same order in each)."""
+    fig, ax = plt.subplots(figsize=(7, 0.7 * len(parts) + 1.4))
+    names = list(parts)
+    left = [0.0] * len(names)
+    for piece in next(iter(parts.values())):
+        widths = [parts[n][piece] for n in names]
+        ax.barh(names, widths, left=left, label=piece)
+        left = [a + b for a, b in zip(left, widths)]
+    for y, total in enumerate(left):
+        ax.text(total, y, f" {total:.3f}", va="center")
+    ax.set(title=title, xlabel=xlabel, xlim=(0, max(left) * 1.15))
+    ax.legend(loc="lower right", fontsize="small")
+    fig.tight_layout()
+    return fig
+
+
 def batch_heatmap(batch: dict, title: str = "a padded batch"):
     """``input_ids`` (colour = token id, grey = padding) next to the ``attention_mask``."""
     ids = batch["input_ids"].numpy().astype(float)

@@ -66,7 +66,10 @@ class Trainer:
         model = build_model(cfg.model, data.info["tokenizer"]["vocab_size"], cfg.max_length,
                             **({"dim": cfg.embed_dim} if cfg.model == "bag" else {}), dropout=cfg.dropout)
         self.model = model.to(device)
-        self.ddp = DDP(self.model, device_ids=[device.index] if device.type == "cuda" else None)
+        # gradient_as_bucket_view: the gradients *are* views into DDP's all-reduce buckets, so a
+        # step neither copies ~90 MB (minilm) into the buckets and back nor reallocates them
+        self.ddp = DDP(self.model, device_ids=[device.index] if device.type == "cuda" else None,
+                       gradient_as_bucket_view=cfg.grad_bucket_view)
         self.sampler = ResumableDistributedSampler(len(self.train_data), cfg.global_batch_size, world_size, rank, cfg.seed)
         self.total_steps = cfg.epochs * self.sampler.steps_per_epoch
         if cfg.max_steps:
@@ -82,7 +85,12 @@ class Trainer:
 
     # ------------------------------------------------------------------ state
     def _fresh_optimizer(self):
-        opt = torch.optim.AdamW(self.model.parameters(), lr=self.cfg.lr, weight_decay=self.cfg.weight_decay)
+        # the fused AdamW updates each tensor in one pass over memory instead of one per operation:
+        # on one CPU thread the minilm update takes 0.03 s instead of 0.14 s. Every rank pays
+        # for the update on its full copy of the model, so this is a cost DDP does not divide.
+        fused = self.cfg.fused_adamw and self.device.type in ("cpu", "cuda")
+        opt = torch.optim.AdamW(self.model.parameters(), lr=self.cfg.lr, weight_decay=self.cfg.weight_decay,
+                                **({"fused": True} if fused else {}))
         warm, total = max(1, self.cfg.warmup_steps), self.total_steps
         sched = torch.optim.lr_scheduler.LambdaLR(  # linear warm-up, then linear decay to 0
             opt, lambda s: min(1.0, (s + 1) / warm) * max(0.0, 1.0 - s / total))
@@ -220,8 +228,8 @@ class Trainer:
     # ------------------------------------------------------------------ checkpoints
     def _save_checkpoint(self, wait: bool = False) -> None:
         """Every rank writes its RNG file; after the all-reduce that doubles as a barrier,
-        rank 0 writes the shared state and commits. With ``async_save`` rank 0 snapshots the
-        state (a copy in memory) and writes it in a background thread while training goes on."""
+        rank 0 writes the shared state and commits. With ``async_save`` rank 0 serialises the
+        state in memory (the snapshot) and writes it in a background thread while training goes on."""
         step, t0 = self.state.global_step, time.perf_counter()
         tmp = ckpt.tmp_dir(self.run_dir, step)
         fault = self.faults.during_save(step)
@@ -242,21 +250,21 @@ class Trainer:
                  "scheduler.pt": self.scheduler.state_dict(),
                  "trainer.pt": {"state": dataclasses.asdict(self.state), "config": json.dumps(self.cfg.to_dict())}}
         background = self.cfg.async_save and not wait
-        if background:
-            parts = ckpt.snapshot(parts)  # training will change the live tensors
-        self.writer.submit(lambda: self._write_and_commit(step, parts, fault), background)
-        # what the training loop waited for (with async_save: the snapshot, not the writing)
+        if background:  # the bytes are the snapshot: training will change the live tensors
+            parts = {name: ckpt.serialize(obj) for name, obj in parts.items()}
+        meta = {"epoch": self.state.epoch, "world_size": self.world_size, "config_hash": self.cfg.shape_hash(),
+                "attempt": self.attempt}
+        self.writer.submit(lambda: self._write_and_commit(step, parts, meta, fault), background)
+        # what the training loop waited for (with async_save: the serialisation, not the writing)
         self.tb.scalars(step, **{"checkpoint/blocking_seconds": time.perf_counter() - t0})
 
-    def _write_and_commit(self, step: int, parts: dict, fault) -> None:
+    def _write_and_commit(self, step: int, parts: dict, meta: dict, fault) -> None:
         t0 = time.perf_counter()
         tmp = ckpt.tmp_dir(self.run_dir, step)
         try:
             hashes = {name: ckpt.write_part(tmp, name, obj, fault if name == "model.pt" else None)
                       for name, obj in parts.items()}
-            path = ckpt.commit(self.run_dir, step, {"epoch": parts["trainer.pt"]["state"]["epoch"], "world_size": self.world_size,
-                                                    "config_hash": self.cfg.shape_hash(), "attempt": self.attempt},
-                               known=hashes)
+            path = ckpt.commit(self.run_dir, step, meta, known=hashes)
         except OSError as err:
             self.report.line(f"Rank 0: checkpoint at step {step} NOT saved ({err}); previous one kept")
             ckpt.remove_stale_tmp(self.run_dir)

@@ -132,18 +132,29 @@ def test_config_differences_names_keys():
     assert d == {"model": ("bag", "minilm")}
 
 
-def test_snapshot_is_independent_and_writer_runs_one_job_at_a_time():
+def test_serialized_snapshot_is_independent_and_writer_runs_one_job_at_a_time(tmp_path):
     live = {"w": torch.zeros(3), "nested": [torch.ones(2), 5], "step": 7}
-    snap = ckpt.snapshot(live)
+    snap = ckpt.serialize(live)
     live["w"] += 1
     live["nested"][0] += 1
-    assert snap["w"].sum() == 0 and snap["nested"][0].sum() == 2 and snap["step"] == 7
+    ckpt.write_part(tmp_path, "state.pt", snap)
+    back = ckpt.load_part(tmp_path, "state.pt")
+    assert back["w"].sum() == 0 and back["nested"][0].sum() == 2 and back["step"] == 7
     order = []
     writer = ckpt.BackgroundWriter()
     writer.submit(lambda: (time.sleep(0.2), order.append("first")), background=True)
     writer.submit(lambda: order.append("second"), background=True)  # waits for the first
     writer.wait()
     assert order == ["first", "second"]
+
+
+def test_a_failing_background_write_raises_in_the_training_thread():
+    writer = ckpt.BackgroundWriter()
+    writer.submit(lambda: {}["epoch"], background=True)
+    with pytest.raises(RuntimeError, match="background checkpoint writer failed") as info:
+        writer.wait()
+    assert isinstance(info.value.__cause__, KeyError)
+    writer.wait()  # reported once
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread nice is Linux behaviour")

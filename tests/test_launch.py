@@ -69,3 +69,19 @@ def test_micro_batches_accumulate_to_the_same_update(tmp_path):
     assert [r["samples"] for r in a] == [r["samples"] for r in b]
     assert max(abs(x["global_loss"] - y["global_loss"]) for x, y in zip(a, b)) < 1e-4  # summation order only
     assert whole["steps"] == micro["steps"] == 6
+
+
+def test_fused_adamw_and_bucket_views_change_speed_not_the_run(tmp_path):
+    """The two speed options of the step (on by default) train on the same samples to the
+    same losses, up to rounding; the checkpoint records which AdamW made it."""
+    from course_lib import checkpoint as ckpt
+
+    fast = launch(small_cfg(tmp_path / "fast", max_steps=6), quiet=True)
+    plain = launch(small_cfg(tmp_path / "plain", max_steps=6, fused_adamw=False, grad_bucket_view=False), quiet=True)
+    a, b = read_ledger(tmp_path / "fast", 0), read_ledger(tmp_path / "plain", 0)
+    assert [r["samples"] for r in a] == [r["samples"] for r in b]
+    assert max(abs(x["global_loss"] - y["global_loss"]) for x, y in zip(a, b)) < 1e-3
+    assert fast["steps"] == plain["steps"] == 6
+    fused = [ckpt.load_part(run / "checkpoints" / "step-00000005", "optimizer.pt")["param_groups"][0]["fused"]
+             for run in (tmp_path / "fast", tmp_path / "plain")]
+    assert fused[0] is True and not fused[1]
