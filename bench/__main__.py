@@ -14,8 +14,8 @@ BENCH = Path(__file__).resolve().parent
 BENCHMARKS = {
     "near_dup": (["near_dup_bench.py"], 1),
     "tokenizer": (["tokenizer_bench.py"], 2),
-    "scaling": (["scaling_bench.py", "--minilm-steps", "10", "--rounds", "2"], 16),
-    "checkpoint": (["checkpoint_bench.py", "--reps", "10"], 16),
+    "scaling": (["scaling_bench.py"], 16),
+    "checkpoint": (["checkpoint_bench.py"], 16),
     "chaos_drill": (["chaos_drill.py"], 6),
     "pipeline": (["pipeline_bench.py"], 3),
 }

@@ -4,7 +4,7 @@ process, plus save time and size of the full state. Two measures: the wall-time 
 noisy 2-core machine its spread is several percent) and the share of the run the training
 loop spent waiting inside periodic saves (``checkpoint/blocking_seconds``), which is precise.
 
-    python bench/checkpoint_bench.py [--train-limit 0]
+    python bench/checkpoint_bench.py [--train-limit 0] [--reps 10]
 """
 import argparse
 import statistics
@@ -50,14 +50,14 @@ def state_io(model_name: str, work: Path) -> dict:
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--train-limit", type=int, default=0)
-    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--reps", type=int, default=10)
     a = ap.parse_args()
     out = {}
     prepare_for(pipeline_config(**({"train_limit": a.train_limit} if a.train_limit else {})), progress=False)  # warm cache: time training only
     configs = (("no_checkpoints", {"save_every_steps": 0}), ("default_interval_sync", {"async_save": False}),
                ("default_interval_async", {"async_save": True}))
     with tempfile.TemporaryDirectory() as work:
-        for rep in range(a.reps):  # interleaved repetitions; the minimum is the least disturbed run
+        for rep in range(a.reps):  # interleaved: each run is paired with the no-checkpoint run next to it
             for name, changes in configs:
                 cfg = pipeline_config(str(Path(work) / f"{name}-{rep}"), **({"train_limit": a.train_limit} if a.train_limit else {}))
                 cfg = cfg.replace(**changes)

@@ -4,7 +4,7 @@ defaults (fused AdamW, gradients as views of DDP's buckets), with the textbook's
 AdamW + copying DDP (to show what the two options are worth), and with gradient
 accumulation over micro-batches so one all-reduce serves more samples.
 
-    python bench/scaling_bench.py [--minilm-steps 8] [--rounds 2]
+    python bench/scaling_bench.py [--minilm-steps 10] [--rounds 2]
 """
 import argparse
 import tempfile
@@ -17,7 +17,7 @@ from course_lib.scaling import allreduce_table, measure_scaling
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bag-steps", type=int, default=40)
-    ap.add_argument("--minilm-steps", type=int, default=8)
+    ap.add_argument("--minilm-steps", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=2, help="times each setting runs, taking turns with the others")
     a = ap.parse_args()
     out = {}

@@ -38,7 +38,7 @@ class TrainConfig:
     weight_decay: float = 0.01
     warmup_steps: int = 50
     grad_clip: float = 1.0
-    fused_adamw: bool = True            # one fused kernel per AdamW step (else foreach); see Trainer
+    fused_adamw: bool = True            # AdamW in one pass over each tensor (else foreach); see Trainer
     grad_bucket_view: bool = True       # gradients live in DDP's all-reduce buckets (no copy each step)
     seed: int = 0
     # processes
