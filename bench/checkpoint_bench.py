@@ -34,8 +34,9 @@ def state_io(model_name: str, work: Path) -> dict:
     opt.step()
     t0 = time.perf_counter()
     tmp = ckpt.tmp_dir(work, 1)
-    hashes = {"model.pt": ckpt.write_part(tmp, "model.pt", model.state_dict()),
-              "optimizer.pt": ckpt.write_part(tmp, "optimizer.pt", opt.state_dict())}
+    parts = {"model.pt": model.state_dict(), "optimizer.pt": opt.state_dict(), "scheduler.pt": {"last_epoch": 1},
+             "trainer.pt": {"state": {"global_step": 1}}, "rng-rank0.pt": ckpt.rng_state()}  # what a 1-rank run saves
+    hashes = {name: ckpt.write_part(tmp, name, obj) for name, obj in parts.items()}
     path = ckpt.commit(work, 1, {"world_size": 1}, known=hashes)
     save = time.perf_counter() - t0
     t0 = time.perf_counter()

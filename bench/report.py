@@ -127,21 +127,23 @@ def checkpoint(r: dict) -> tuple[list, str]:
 
 
 def chaos(r: dict) -> tuple[list, str]:
-    rows = [(f"{r['kills']} real kills at random steps/modes/ranks, each resumed automatically",
-             f"{r['identical']} of {r['kills']} bit-identical ({', '.join(f'{v} {k}' for k, v in r['by_mode'].items())})",
-             "20 of 20", r["identical"] == r["kills"] >= 20),
-            ("work lost per kill (steps redone)", f"{r['steps_redone_mean']:.2f} mean", "recorded", None)]
-    if "restart_to_first_step_seconds_median" in r:
-        rows.append(("restart -> first resumed optimizer step", f"{r['restart_to_first_step_seconds_median']:.1f} s median "
-                     f"(whole resumed launch {r['resume_call_seconds_median']:.1f} s)", "recorded", None))
+    by_kills = ", ".join(f"{v} killed {k}x" for k, v in r["runs_by_kills"].items())
+    rows = [(f"{r['kills']} real kills at random steps/modes/ranks over {r['runs_total']} runs ({by_kills}), "
+             "resumed automatically after each",
+             f"{r['runs_identical']} of {r['runs_total']} runs bit-identical "
+             f"({', '.join(f'{v} {k}' for k, v in r['by_mode'].items())})",
+             "all runs, >= 20 kills", r["runs_identical"] == r["runs_total"] and r["kills"] >= 20),
+            ("work lost per kill (steps redone)", f"{r['steps_redone_per_kill']:.2f} mean", "recorded", None),
+            ("restart -> first resumed optimizer step", f"{r['restart_to_first_step_seconds_median']:.1f} s median",
+             "recorded", None)]
     runs = r["runs"]
     fig, ax = plt.subplots(1, 2, figsize=(8, 3))
-    for mode, color in (("sigkill", "C3"), ("sigterm", "C2"), ("during-save", "C1")):
-        pts = [x for x in runs if x["mode"] == mode]
-        ax[0].scatter([x["step"] for x in pts], [x["steps_redone"] for x in pts], c=color, label=mode)
-        ax[1].scatter([x["step"] for x in pts], [x.get("restart_to_first_step_seconds") or 0 for x in pts], c=color)
-    ax[0].set_xlabel("kill step"), ax[0].set_ylabel("steps redone"), ax[0].legend()
-    ax[1].set_xlabel("kill step"), ax[1].set_ylabel("restart -> first step (s)")
+    for n, color in zip(sorted({x["kills"] for x in runs}), ("C0", "C1", "C3")):
+        pts = [x for x in runs if x["kills"] == n]
+        ax[0].scatter([n] * len(pts), [x["steps_redone"] / n for x in pts], c=color)
+        ax[1].scatter([n] * len(pts), [x.get("restart_to_first_step_seconds") or 0 for x in pts], c=color)
+    ax[0].set_xlabel("kills in the run"), ax[0].set_ylabel("steps redone per kill")
+    ax[1].set_xlabel("kills in the run"), ax[1].set_ylabel("last restart -> first step (s)")
     return rows, _save(fig, "chaos_drill")
 
 

@@ -4,15 +4,19 @@ The textbook saves model + optimizer + loss every 10 epochs into one file. If th
 dies while that file is being written, the only checkpoint is gone. Here a checkpoint is a
 folder that only *exists* once it is complete:
 
-1. every rank writes its files into ``checkpoints/.tmp-step-N/`` (written, flushed, fsynced);
-2. after a barrier, rank 0 hashes every file and writes ``manifest.json`` (sha256 + size of
-   each file, step, world size, config hash, library versions), fsynced;
+1. every rank writes its files into ``checkpoints/.tmp-step-N-attemptA/`` (written, flushed,
+   fsynced): a folder of its own per save, so two saves (of one step by two attempts, say)
+   never mix their files;
+2. after a barrier, rank 0 checks that every part a ``W``-rank checkpoint must hold is there
+   (:func:`required_parts`), hashes every file and writes ``manifest.json`` (sha256 + size of
+   each file, the list of parts, step, world size, config hash, library versions), fsynced;
 3. rank 0 renames the folder to ``step-{N:08d}`` (atomic on one file system) and replaces
    ``LATEST`` atomically (write ``LATEST.tmp``, ``os.replace``).
 
-A folder without a valid manifest is not a checkpoint. A crash at any instant leaves either
-the old state or the new one, never half of one. Loading uses ``weights_only=True`` only:
-a checkpoint is data, never code.
+A folder without a valid manifest is not a checkpoint, and neither is one whose manifest
+lacks a part its world size requires. A crash at any instant leaves either the old state or
+the new one, never half of one. Loading uses ``weights_only=True`` only: a checkpoint is
+data, never code.
 """
 from __future__ import annotations
 
@@ -37,6 +41,7 @@ import torch
 
 FORMAT = 1
 _STEP_DIR = re.compile(r"^step-(\d{8})$")
+STATE_PARTS = ("model.pt", "optimizer.pt", "scheduler.pt", "trainer.pt")  # written by rank 0
 
 
 class CheckpointError(RuntimeError):
@@ -76,8 +81,16 @@ def step_dir_name(step: int) -> str:
     return f"step-{step:08d}"
 
 
-def tmp_dir(run_dir: str | Path, step: int) -> Path:
-    return checkpoint_root(run_dir) / f".tmp-{step_dir_name(step)}"
+def tmp_dir(run_dir: str | Path, step: int, attempt: int = 1) -> Path:
+    """Where the save of ``step`` by ``attempt`` is assembled. A run saves a step at most once
+    per attempt, so no two saves share this folder."""
+    return checkpoint_root(run_dir) / f".tmp-{step_dir_name(step)}-attempt{attempt}"
+
+
+def required_parts(world_size: int) -> list[str]:
+    """The files a checkpoint of a ``world_size``-rank run must hold: the shared state and
+    one RNG file per rank. A checkpoint missing any of them cannot resume every rank."""
+    return [*STATE_PARTS, *(f"rng-rank{r}.pt" for r in range(world_size))]
 
 
 def list_checkpoints(run_dir: str | Path) -> list[Path]:
@@ -154,15 +167,32 @@ def write_part(folder: Path, name: str, obj, fault: Callable[[], None] | None = 
     return {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
 
 
-def commit(run_dir: str | Path, step: int, meta: dict, known: dict | None = None) -> Path:
-    """Rank 0, after every rank has written its parts: manifest, rename, ``LATEST``.
-    ``known`` holds hashes that ``write_part`` already computed; other files are hashed here."""
-    tmp = tmp_dir(run_dir, step)
+def write_atomic(path: Path, data: bytes | memoryview) -> None:
+    """Replace ``path`` with ``data`` in one rename (written and fsynced first): readers see
+    the old file or the new one, never half of one (used for ``final/``)."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def commit(run_dir: str | Path, step: int, meta: dict, known: dict | None = None, attempt: int = 1) -> Path:
+    """Rank 0, after every rank has written its parts: completeness check, manifest, rename,
+    ``LATEST``. ``meta`` must give ``world_size``. ``known`` holds hashes that ``write_part``
+    already computed; other files are hashed here. An incomplete folder is never committed."""
+    tmp = tmp_dir(run_dir, step, attempt)
     known = known or {}
     files = {p.name: known.get(p.name) or {"sha256": _sha256(p), "size": p.stat().st_size}
              for p in sorted(tmp.iterdir()) if p.name != "manifest.json"}
+    parts = required_parts(meta["world_size"])
+    missing = [name for name in parts if name not in files]
+    if missing:
+        raise CheckpointError(f"not committing step {step}: {', '.join(missing)} missing from {tmp.name} "
+                              f"(a {meta['world_size']}-rank checkpoint holds {', '.join(parts)})")
     manifest = {
-        "format": FORMAT, "step": step, "files": files, "created": time.time(),
+        "format": FORMAT, "step": step, "files": files, "parts": parts, "created": time.time(),
         "versions": {"torch": torch.__version__, "python": platform.python_version(), "course_lib": _version()},
         **meta,
     }
@@ -171,9 +201,13 @@ def commit(run_dir: str | Path, step: int, meta: dict, known: dict | None = None
         f.flush()
         os.fsync(f.fileno())
     final = checkpoint_root(run_dir) / step_dir_name(step)
-    if final.exists():  # the same step saved again (e.g. after an epoch-start resume)
-        shutil.rmtree(final)
-    os.rename(tmp, final)
+    if final.exists():  # the same step saved by a later attempt (e.g. after an epoch-start resume):
+        old = tmp.with_name(f".old-{final.name}-attempt{attempt}")  # move it aside in one rename;
+        os.rename(final, old)  # a crash before the next rename leaves the older checkpoints valid
+        os.rename(tmp, final)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.rename(tmp, final)
     latest_tmp = checkpoint_root(run_dir) / "LATEST.tmp"
     latest_tmp.write_text(final.name + "\n")
     with open(latest_tmp) as f:
@@ -190,9 +224,20 @@ def _version() -> str:
 
 
 def remove_stale_tmp(run_dir: str | Path) -> list[Path]:
-    """Uncommitted ``.tmp-*`` folders are leftovers of a crash mid-save: never valid, removed."""
+    """Uncommitted ``.tmp-*`` folders are leftovers of a crash mid-save: never valid, removed.
+    An ``.old-*`` folder is a committed checkpoint that a crashed commit was replacing: put back
+    if its replacement never arrived, else removed. Called only as an attempt starts, before
+    any rank saves: while a run saves, each save removes only its own folder."""
     root = checkpoint_root(run_dir)
-    stale = [p for p in root.glob(".tmp-*")] if root.is_dir() else []
+    if not root.is_dir():
+        return []
+    stale = list(root.glob(".tmp-*"))
+    for old in root.glob(".old-*"):
+        final = root / old.name[len(".old-"):].rsplit("-attempt", 1)[0]
+        if final.exists():
+            stale.append(old)
+        else:
+            os.rename(old, final)
     for p in stale:
         shutil.rmtree(p, ignore_errors=True)
     return stale
@@ -259,6 +304,13 @@ def verify(path: str | Path) -> tuple[bool, str]:
         return False, f"manifest format {manifest.get('format')!r}, expected {FORMAT}"
     if m and int(m.group(1)) != step:
         return False, f"foreign manifest: it describes step {step}, the folder is {path.name}"
+    if not isinstance(manifest.get("world_size"), int) or manifest["world_size"] < 1:
+        return False, "manifest does not state the world size, so its completeness cannot be checked"
+    parts = required_parts(manifest["world_size"])
+    unlisted = [name for name in parts if name not in files or name not in manifest.get("parts", parts)]
+    if unlisted:
+        return False, (f"incomplete: {', '.join(unlisted)} missing (a {manifest['world_size']}-rank checkpoint "
+                       f"must hold {', '.join(parts)})")
     extra = sorted({p.name for p in path.iterdir()} - set(files) - {"manifest.json"})
     if extra:
         return False, f"files not in the manifest: {extra}"

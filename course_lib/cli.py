@@ -1,12 +1,19 @@
-"""``python -m course_lib``: pipeline, train, compare, verify (contract in DESIGN.md)."""
+"""``python -m course_lib``: pipeline, train, compare, verify (contract in DESIGN.md).
+
+A mistake on the command line (a model that does not exist, a checkpoint path that is not one,
+a rank that the run does not have) ends in one line on stderr that names the problem and the
+fix, with exit code 2, before any data is prepared or process started. ``--debug`` (or
+``COURSE_LIB_DEBUG=1``) shows the traceback instead.
+"""
 from __future__ import annotations
 
 import argparse
 import json
 import os
 import sys
+from pathlib import Path
 
-from .config import TrainConfig
+from .config import ConfigError, TrainConfig
 
 
 def _cmd_pipeline(args) -> int:
@@ -20,11 +27,16 @@ def _cmd_train(args) -> int:
     from .launch import RankFailed, Reporter, RunInterrupted, launch, run_rank
 
     if "RANK" in os.environ and "WORLD_SIZE" in os.environ:  # started by torchrun: we are one rank
-        world = int(os.environ["WORLD_SIZE"])
+        from contextlib import nullcontext
+
+        from .launch import check_before_start, run_dir_lock
+
+        world, rank = int(os.environ["WORLD_SIZE"]), int(os.environ["RANK"])
         cfg = TrainConfig.from_args(args, world_size=world)
+        check_before_start(cfg)
         local_world = int(os.environ.get("LOCAL_WORLD_SIZE", world))
-        run_rank(cfg, int(os.environ["RANK"]), world, int(os.environ.get("LOCAL_RANK", 0)), local_world,
-                 Reporter(int(os.environ["RANK"]), progress=False))
+        with run_dir_lock(cfg.run_dir) if rank == 0 else nullcontext():
+            run_rank(cfg, rank, world, int(os.environ.get("LOCAL_RANK", 0)), local_world, Reporter(rank, progress=False))
         return 0
     cfg = TrainConfig.from_args(args)
     try:
@@ -50,6 +62,8 @@ def _cmd_compare(args) -> int:
 def _cmd_verify(args) -> int:
     from .checkpoint import checkpoint_root, list_checkpoints, verify
 
+    if not Path(args.run_dir).is_dir():
+        raise ConfigError(f"{args.run_dir} does not exist; verify takes a run directory (the --run-dir of a train run)")
     found = list_checkpoints(args.run_dir)
     if not found:
         print(f"no checkpoints in {checkpoint_root(args.run_dir)}")
@@ -65,27 +79,44 @@ def _cmd_verify(args) -> int:
     return 0 if bad == 0 else 1
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its errors as one line (usage is one ``--help`` away)."""
+
+    def error(self, message: str):
+        self.exit(2, f"error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m course_lib", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("pipeline", help="the whole kit end to end, offline (data, tokens, DDP, kill + resume, eval)")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--debug", action="store_true", help="show the full traceback of an error")
+    parser = _Parser(prog="python -m course_lib", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    p = sub.add_parser("pipeline", parents=[common], help="the whole kit end to end, offline (data, tokens, DDP, kill + resume, eval)")
     p.add_argument("--run-dir", default="runs/pipeline")
     p.add_argument("--quick", action="store_true", help="a small version for a first try")
     p.add_argument("--no-interrupt", action="store_true", help="skip the SIGKILL + resume")
     p.set_defaults(func=_cmd_pipeline)
-    t = sub.add_parser("train", help="train one run (spawns the ranks, or is one rank under torchrun)")
+    t = sub.add_parser("train", parents=[common], help="train one run (spawns the ranks, or is one rank under torchrun)")
     TrainConfig.add_arguments(t)
     t.set_defaults(func=_cmd_train)
-    c = sub.add_parser("compare", help="exit 0 only if the two runs are identical")
+    c = sub.add_parser("compare", parents=[common], help="exit 0 only if the two runs are identical")
     c.add_argument("run_a")
     c.add_argument("run_b")
     c.set_defaults(func=_cmd_compare)
-    v = sub.add_parser("verify", help="exit 0 only if every checkpoint in DIR is valid")
+    v = sub.add_parser("verify", parents=[common], help="exit 0 only if every checkpoint in DIR is valid")
     v.add_argument("run_dir")
     v.set_defaults(func=_cmd_verify)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    from .checkpoint import CheckpointError
+
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    try:
+        return args.func(args)
+    except (ConfigError, CheckpointError, FileNotFoundError) as err:
+        if args.debug or os.environ.get("COURSE_LIB_DEBUG", "") not in ("", "0"):
+            raise
+        print(f"error: {' '.join(str(err).split())}", file=sys.stderr)
+        return 2

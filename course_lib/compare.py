@@ -44,7 +44,8 @@ def compare_runs(run_a: str | Path, run_b: str | Path, tolerance: float = 0.0) -
     b = {r["step"]: r for r in read_ledger(b_dir, 0)}
     if not a or not b:
         missing = [str(d) for d, rows in ((a_dir, a), (b_dir, b)) if not rows]
-        raise FileNotFoundError(f"no ledger (metrics/rank0.jsonl) in {missing}: is that a run directory?")
+        raise FileNotFoundError(f"{' and '.join(missing)}: not a run directory (no metrics/rank0.jsonl); compare takes "
+                                "two run directories, each the --run-dir of a train run")
     first_diff, max_diff, diffs = None, 0.0, []
     for step in sorted(set(a) | set(b)):
         ra, rb = a.get(step), b.get(step)

@@ -6,7 +6,7 @@ import argparse
 import dataclasses
 import hashlib
 import json
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 RESUME_MODES = ("full", "weights-only", "no-rng", "epoch-start")
@@ -14,6 +14,26 @@ KILL_MODES = ("sigkill", "sigterm", "during-save")
 
 # keys that change what a checkpoint *is*; a resume with other values here is refused
 SHAPE_KEYS = ("model", "tokenizer", "max_length", "embed_dim", "global_batch_size", "train_limit", "data_source", "seed")
+# fields that hold one value per planned kill (``--kill-at-step 13 27``), and their item type
+LIST_FIELDS = {"kill_at_step": int, "kill_rank": int, "kill_mode": str}
+
+
+class ConfigError(ValueError):
+    """A setting that cannot work, with what to do instead. The command line prints it as one
+    line (exit code 2) before any process starts."""
+
+
+def _as_list(value, item_type) -> list:
+    """``13``, ``"13,27"``, ``[13, 27]`` -> ``[13, 27]`` (JSON and the command line give lists,
+    Python callers often a single value)."""
+    if isinstance(value, str):
+        value = [v for v in value.replace(",", " ").split() if v]
+    elif not isinstance(value, (list, tuple)):
+        value = [value]
+    try:
+        return [item_type(v) for v in value]
+    except ValueError:
+        raise ConfigError(f"expected {item_type.__name__} values, got {value!r}") from None
 
 
 @dataclass
@@ -37,6 +57,7 @@ class TrainConfig:
     lr: float = 5e-3
     weight_decay: float = 0.01
     warmup_steps: int = 50
+    schedule_steps: int = 0             # length the LR decay is planned for; 0 = the run's planned length
     grad_clip: float = 1.0
     fused_adamw: bool = True            # AdamW in one pass over each tensor (else foreach); see Trainer
     grad_bucket_view: bool = True       # gradients live in DDP's all-reduce buckets (no copy each step)
@@ -56,16 +77,19 @@ class TrainConfig:
     async_save: bool = False            # rank 0 writes checkpoints in a background thread
     resume: str = "none"                # none | auto | a checkpoint folder
     resume_mode: str = "full"
-    # faults (station 5)
-    kill_at_step: int = 0               # 0 = no fault
-    kill_rank: int = 0
-    kill_mode: str = "sigkill"
+    # faults (station 5): one kill per listed step, each fired once per run (see faults.py)
+    kill_at_step: list[int] = field(default_factory=list)     # [] = no fault
+    kill_rank: list[int] = field(default_factory=lambda: [0])  # one rank, or one per kill
+    kill_mode: list[str] = field(default_factory=lambda: ["sigkill"])
     # evaluation
     eval_every_steps: int = 0           # 0 = at the end of each epoch
     skip_set_epoch: bool = False        # teaching only: reproduce the classic "same order every epoch" bug
     cache_dir: str | None = None
 
     def __post_init__(self):
+        for name, item_type in LIST_FIELDS.items():
+            setattr(self, name, _as_list(getattr(self, name), item_type))
+        self.kill_at_step = [s for s in self.kill_at_step if s]  # 0 = no kill (the old single-value form)
         problems = []
         if self.world_size < 1:
             problems.append(f"world_size must be >= 1 (got {self.world_size})")
@@ -75,14 +99,29 @@ class TrainConfig:
             problems.append(f"resume_mode must be one of {RESUME_MODES} (got {self.resume_mode!r})")
         if self.precision not in ("fp32", "bf16"):
             problems.append(f"precision must be 'fp32' or 'bf16' (got {self.precision!r})")
-        if self.kill_mode not in KILL_MODES:
-            problems.append(f"kill_mode must be one of {KILL_MODES} (got {self.kill_mode!r})")
-        if self.kill_at_step and not 0 <= self.kill_rank < self.world_size:
-            problems.append(f"kill_rank {self.kill_rank} is not a rank of world_size {self.world_size}")
+        problems += [f"kill_mode must be one of {KILL_MODES} (got {m!r})" for m in self.kill_mode if m not in KILL_MODES]
+        if self.kill_at_step:
+            problems += [f"kill_rank {r} is not a rank of world_size {self.world_size} (ranks are 0..{self.world_size - 1})"
+                         for r in self.kill_rank if not 0 <= r < max(self.world_size, 1)]
+            problems += [f"kill_at_step {s} must be a step >= 1" for s in self.kill_at_step if s < 0]
+            for name in ("kill_rank", "kill_mode"):
+                if len(getattr(self, name)) not in (1, len(self.kill_at_step)):
+                    problems.append(f"{name} gives {len(getattr(self, name))} values for {len(self.kill_at_step)} kills: "
+                                    "give one value for all kills or one per kill")
         if self.epochs < 1:
             problems.append(f"epochs must be >= 1 (got {self.epochs}); --max-steps caps the run inside them")
         if problems:
-            raise ValueError("bad TrainConfig: " + "; ".join(problems))
+            raise ConfigError("bad TrainConfig: " + "; ".join(problems))
+
+    def planned_steps(self, steps_per_epoch: int) -> int:
+        """Optimizer steps this run will take: its epochs, capped by ``max_steps``."""
+        total = self.epochs * steps_per_epoch
+        return min(total, self.max_steps) if self.max_steps else total
+
+    def schedule_length(self, steps_per_epoch: int) -> int:
+        """The step at which the LR decay reaches 0: ``schedule_steps``, else the planned length.
+        Fixing it up front makes a run that is later extended bit-identical to one planned that long."""
+        return self.schedule_steps or self.planned_steps(steps_per_epoch)
 
     @property
     def batch_per_rank(self) -> int:
@@ -96,7 +135,7 @@ class TrainConfig:
         known = {f.name for f in fields(cls)}
         unknown = set(d) - known
         if unknown:
-            raise ValueError(f"unknown TrainConfig keys {sorted(unknown)}")
+            raise ConfigError(f"unknown TrainConfig keys {sorted(unknown)}")
         return cls(**d)
 
     def replace(self, **changes) -> "TrainConfig":
@@ -120,11 +159,26 @@ class TrainConfig:
         """One ``--kebab-case`` option per field, typed from the field's default."""
         for f in fields(cls):
             flag = "--" + f.name.replace("_", "-")
-            if isinstance(f.default, bool):
+            if f.name in LIST_FIELDS:
+                parser.add_argument(flag, type=LIST_FIELDS[f.name], nargs="+", default=None, metavar=f.name.upper())
+            elif isinstance(f.default, bool):
                 parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=None)
             else:
                 typ = type(f.default) if f.default is not None else str
                 parser.add_argument(flag, type=typ, default=None, metavar=f.name.upper())
+
+    def to_args(self, skip: tuple[str, ...] = ()) -> list[str]:
+        """The command-line flags that rebuild this config (values that differ from the defaults)."""
+        default, out = TrainConfig().to_dict(), []
+        for key, value in self.to_dict().items():
+            if key in skip or value is None or value == default[key]:
+                continue
+            flag = "--" + key.replace("_", "-")
+            if isinstance(value, bool):
+                out.append(flag if value else "--no-" + flag[2:])
+            else:
+                out += [flag, *map(str, value if isinstance(value, list) else [value])]
+        return out
 
     @classmethod
     def from_args(cls, args: argparse.Namespace, **overrides) -> "TrainConfig":

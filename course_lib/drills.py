@@ -16,6 +16,9 @@ from .launch import RunInterrupted, launch
 from .monitor import read_ledger
 
 
+UNPLANNED_KILLS = 5  # interruptions beyond the plan that interrupt_and_resume still resumes from
+
+
 def ensure_reference(cfg: TrainConfig) -> Path:
     """The uninterrupted run of ``cfg`` (trained once, reused while its summary exists)."""
     if not (Path(cfg.run_dir) / "final" / "summary.json").exists():
@@ -24,28 +27,38 @@ def ensure_reference(cfg: TrainConfig) -> Path:
     return Path(cfg.run_dir)
 
 
-def interrupt_and_resume(cfg: TrainConfig, kill_at_step: int, kill_mode: str = "sigkill", kill_rank: int | None = None,
-                         resume_mode: str = "full", resume_world_size: int | None = None, on_start=None) -> dict:
-    """Train ``cfg`` with a real kill, resume it automatically, report what happened."""
+def interrupt_and_resume(cfg: TrainConfig, kill_at_step: int | list[int], kill_mode: str | list[str] = "sigkill",
+                         kill_rank: int | list[int] | None = None, resume_mode: str = "full",
+                         resume_world_size: int | None = None, on_start=None) -> dict:
+    """Train ``cfg`` with real kills (one per step in ``kill_at_step``), resuming automatically
+    after each, until the run finishes; report what happened."""
     shutil.rmtree(cfg.run_dir, ignore_errors=True)
-    rank = cfg.world_size - 1 if kill_rank is None else kill_rank
-    interrupted = None
-    try:
-        launch(cfg.replace(kill_at_step=kill_at_step, kill_rank=rank, kill_mode=kill_mode), quiet=True, on_start=on_start)
-    except RunInterrupted as err:
-        interrupted = str(err)
-    t0, restarted_at = time.perf_counter(), time.time()
-    resumed = cfg.replace(resume="auto", resume_mode=resume_mode,
-                          **({"world_size": resume_world_size} if resume_world_size else {}))
-    summary = launch(resumed, quiet=True, on_start=on_start)
-    restart_seconds = time.perf_counter() - t0
+    planned = cfg.replace(kill_at_step=kill_at_step, kill_mode=kill_mode,
+                          kill_rank=cfg.world_size - 1 if kill_rank is None else kill_rank)
+    interruptions, restarted_at, t_restart, summary = [], None, None, None
+    # each planned kill costs one attempt; a few more for kills from outside (the lab's "kill now")
+    for attempt in range(len(planned.kill_at_step) + 1 + UNPLANNED_KILLS):
+        this = planned if attempt == 0 else planned.replace(resume="auto", resume_mode=resume_mode)
+        if attempt and resume_world_size:  # later kills strike ranks that the smaller world still has
+            this = this.replace(world_size=resume_world_size, kill_rank=[r % resume_world_size for r in this.kill_rank])
+        try:
+            summary = launch(this, quiet=True, on_start=on_start)
+            break
+        except RunInterrupted as err:
+            interruptions.append(str(err))
+            t_restart, restarted_at = time.perf_counter(), time.time()
+    if summary is None:
+        raise RuntimeError(f"{cfg.run_dir}: still interrupted after {len(interruptions)} kills: {interruptions[-1]}")
     rows = read_ledger(cfg.run_dir, 0, last_attempt=False)
-    lost = [r["step"] for r in rows if r["attempt"] == 1 and (summary["resumed_from"] or 0) < r["step"]]
+    # every ledger line of a step that a later attempt did again is lost work
+    redone = len(rows) - len({r["step"] for r in rows})
     first_resumed = min((r["time"] for r in rows if r["attempt"] == summary["attempt"]), default=None)
-    return {"interrupted": interrupted, "resumed_from": summary["resumed_from"], "steps_redone": len(lost),
-            "resume_call_seconds": restart_seconds, "summary": summary,
-            # restart -> first optimizer step of the resumed run: start-up, rendezvous, load, verify
-            "restart_to_first_step_seconds": None if first_resumed is None else first_resumed - restarted_at}
+    return {"interrupted": interruptions[0] if interruptions else None, "interruptions": interruptions,
+            "kills": len(interruptions), "resumed_from": summary["resumed_from"], "steps_redone": redone,
+            "resume_call_seconds": None if t_restart is None else time.perf_counter() - t_restart, "summary": summary,
+            # last restart -> first optimizer step of the resumed run: start-up, rendezvous, load, verify
+            "restart_to_first_step_seconds": None if first_resumed is None or restarted_at is None
+            else first_resumed - restarted_at}
 
 
 def resume_mode_study(workdir: str | Path, base: TrainConfig, kill_at_step: int,
@@ -61,26 +74,31 @@ def resume_mode_study(workdir: str | Path, base: TrainConfig, kill_at_step: int,
     return out
 
 
-def chaos_drill(workdir: str | Path, base: TrainConfig, kills: int = 20, seed: int = 0) -> list[dict]:
-    """``kills`` real kills at random steps and modes, each resumed automatically and compared
-    with the uninterrupted run."""
+def chaos_drill(workdir: str | Path, base: TrainConfig, kills: int = 20, seed: int = 0,
+                kills_per_run: tuple[int, ...] = (1, 2, 3)) -> list[dict]:
+    """``kills`` real kills at random steps, modes and ranks, spread over runs that are each
+    killed 1, 2 or 3 times (``kills_per_run``, in turn), each resumed automatically after every
+    kill and compared with the uninterrupted run."""
     rng = random.Random(seed)
     workdir = Path(workdir)
     ref = ensure_reference(base.replace(run_dir=str(workdir / "reference")))
     total = read_ledger(ref, 0)[-1]["step"]
-    results = []
-    for i in range(kills):
-        step, mode = rng.randint(2, total), rng.choice(("sigkill", "sigterm", "during-save"))
-        rank = rng.randrange(base.world_size)
-        cfg = base.replace(run_dir=str(workdir / f"kill-{i:02d}"))
+    results, done, i = [], 0, 0
+    while done < kills:
+        n = min(kills_per_run[i % len(kills_per_run)], kills - done)
+        steps = sorted(rng.sample(range(2, total + 1), n))
+        modes = [rng.choice(("sigkill", "sigterm", "during-save")) for _ in steps]
+        ranks = [rng.randrange(base.world_size) for _ in steps]
+        cfg = base.replace(run_dir=str(workdir / f"run-{i:02d}"))
         t0 = time.perf_counter()
-        r = interrupt_and_resume(cfg, step, mode, kill_rank=rank)
+        r = interrupt_and_resume(cfg, steps, modes, kill_rank=ranks)
         c = compare_runs(ref, cfg.run_dir)
         first = r["restart_to_first_step_seconds"]
-        results.append({"kill": i, "step": step, "mode": mode, "rank": rank, "identical": c["identical"],
-                        "resumed_from": r["resumed_from"], "steps_redone": r["steps_redone"],
-                        "resume_call_seconds": round(r["resume_call_seconds"], 2),
+        results.append({"run": i, "steps": steps, "modes": modes, "ranks": ranks, "kills": r["kills"],
+                        "identical": c["identical"], "resumed_from": r["resumed_from"], "steps_redone": r["steps_redone"],
+                        "resume_call_seconds": None if r["resume_call_seconds"] is None else round(r["resume_call_seconds"], 2),
                         "restart_to_first_step_seconds": None if first is None else round(first, 2),
                         "seconds": round(time.perf_counter() - t0, 1)})
         shutil.rmtree(cfg.run_dir, ignore_errors=True)
+        done, i = done + n, i + 1
     return results

@@ -1,7 +1,13 @@
 """Real faults: real signals sent to real worker processes.
 
-Three modes (``--kill-mode``), fired on rank ``--kill-rank`` at global step ``--kill-at-step``
-of the *first* attempt only (a resumed run must be allowed to finish):
+A run may be killed several times: ``--kill-at-step 13 27`` plans two kills. Each planned kill
+fires **once per run**, in whichever attempt first reaches its step, on its rank
+(``--kill-rank``, one value for all kills or one per kill), in its mode (``--kill-mode``, the
+same). The rank that fires writes the kill to ``DIR/faults.jsonl`` first, so the resumed
+attempt, which passes that step again, knows it already happened: the same command line,
+repeated with ``--resume auto`` (or by torchrun's ``--max-restarts``), ends after the last kill.
+
+Three modes:
 
 * ``sigkill``: SIGKILL when the step begins. No handler can run: a hard crash, like the
   out-of-memory killer or a pulled plug. Everything since the last checkpoint is lost.
@@ -10,11 +16,18 @@ of the *first* attempt only (a resumed run must be allowed to finish):
   schedulers (Slurm, Kubernetes, spot instances) announce a preemption.
 * ``during-save``: SIGKILL in the middle of writing the first checkpoint at or after the
   step, with half of a file on disk. The commit protocol must make that harmless.
+
+A kill that cannot fire in this attempt (its step is behind the resumed step, or beyond the
+end of the run) is reported, never silently ignored.
 """
 from __future__ import annotations
 
+import json
 import os
 import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
 from .config import TrainConfig
@@ -22,23 +35,74 @@ from .config import TrainConfig
 EXIT_PREEMPTED = 143  # 128 + SIGTERM: what a shell reports for a process ended by SIGTERM
 
 
+@dataclass(frozen=True)
+class Kill:
+    step: int
+    rank: int
+    mode: str
+
+
+def planned_kills(cfg: TrainConfig) -> list[Kill]:
+    """The kills ``cfg`` asks for, in the order given."""
+    def pick(values: list, i: int):
+        return values[i] if len(values) > 1 else values[0]
+
+    return [Kill(step, pick(cfg.kill_rank, i), pick(cfg.kill_mode, i)) for i, step in enumerate(cfg.kill_at_step)]
+
+
+def fired_kills(run_dir: str | Path) -> list[dict]:
+    """The kills already carried out in this run directory (``faults.jsonl``)."""
+    path = Path(run_dir) / "faults.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
 class FaultInjector:
+    """This rank's share of the kill plan, for one attempt."""
+
     def __init__(self, cfg: TrainConfig, rank: int, attempt: int):
-        self.step = cfg.kill_at_step
-        self.mode = cfg.kill_mode
-        self.armed = bool(cfg.kill_at_step) and rank == cfg.kill_rank and attempt == 1
+        self.run_dir, self.rank, self.attempt = Path(cfg.run_dir), rank, attempt
+        done = {k["step"] for k in fired_kills(cfg.run_dir)}  # a kill is known by its step
+        self.done = [k for k in planned_kills(cfg) if k.step in done]
+        self.pending = [k for k in planned_kills(cfg) if k.step not in done]
+
+    def explain(self, start_step: int, total_steps: int) -> list[str]:
+        """Lines that say which planned kills will not fire in this attempt, and why."""
+        lines = [f"kill at step {k.step} (rank {k.rank}, {k.mode}) already fired in an earlier attempt; "
+                 "it does not fire again" for k in self.done]
+        for k in self.pending:
+            if k.step > total_steps:
+                lines.append(f"WARNING: kill at step {k.step} will not fire: the run ends at step {total_steps}")
+            elif k.step <= start_step and k.mode != "during-save":
+                lines.append(f"WARNING: kill at step {k.step} will not fire: this attempt resumes after step "
+                             f"{start_step}; pick a later step")
+        return lines
+
+    def _mine(self, step: int, modes: tuple[str, ...], at_or_after: bool = False) -> Kill | None:
+        return next((k for k in self.pending if k.rank == self.rank and k.mode in modes
+                     and (k.step <= step if at_or_after else k.step == step)), None)
+
+    def _fire(self, kill: Kill) -> None:
+        """Record the kill (flushed and fsynced: the signal may end the process at once), then send it."""
+        self.pending.remove(kill)
+        with open(self.run_dir / "faults.jsonl", "a") as f:
+            f.write(json.dumps({"step": kill.step, "rank": kill.rank, "mode": kill.mode, "attempt": self.attempt,
+                                "time": time.time()}) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.kill(os.getpid(), signal.SIGTERM if kill.mode == "sigterm" else signal.SIGKILL)
 
     def before_step(self, step: int) -> None:
         """Called as global step ``step`` (1-based) begins."""
-        if self.armed and step == self.step and self.mode in ("sigkill", "sigterm"):
-            self.armed = False  # fire once
-            os.kill(os.getpid(), signal.SIGKILL if self.mode == "sigkill" else signal.SIGTERM)
+        kill = self._mine(step, ("sigkill", "sigterm"))
+        if kill is not None:
+            self._fire(kill)
 
     def during_save(self, step: int) -> Callable[[], None] | None:
         """The hook :func:`course_lib.checkpoint.write_part` calls half-way, or ``None``."""
-        if self.armed and self.mode == "during-save" and step >= self.step:
-            return lambda: os.kill(os.getpid(), signal.SIGKILL)
-        return None
+        kill = self._mine(step, ("during-save",), at_or_after=True)
+        return None if kill is None else (lambda: self._fire(kill))
 
 
 class GracefulStop:

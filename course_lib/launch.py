@@ -12,10 +12,15 @@ What ``launch`` takes care of, so that a notebook cell can start a 2-rank DDP ru
   SIGKILL, a shared queue would not;
 * failure: when a rank raises or dies, the parent raises :class:`RankFailed` or
   :class:`RunInterrupted` naming the rank (and its traceback or signal), never hangs; the
-  process group is destroyed on every path.
+  process group is destroyed on every path;
+* bad settings: :func:`check_before_start` refuses them (:class:`ConfigError`, one sentence
+  with the fix) before data is prepared or any process starts;
+* one run per directory: a second launch into a directory that a live run holds is refused
+  (:func:`run_dir_lock`), since two runs would interleave their checkpoints and ledgers.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -32,7 +37,7 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 from tqdm.auto import tqdm
 
-from .config import TrainConfig
+from .config import ConfigError, TrainConfig
 from .faults import EXIT_PREEMPTED
 
 _PROGRESS = "@@progress "
@@ -74,6 +79,68 @@ class Reporter:
     def progress(self, step: int, total: int) -> None:
         if self._progress:
             print(f"{_PROGRESS}{step} {total}", flush=True)
+
+
+# --------------------------------------------------------------------------- before anything starts
+def check_before_start(cfg: TrainConfig) -> None:
+    """Refuse settings that would otherwise fail inside the ranks, after data preparation and
+    process start-up, as a traceback per rank. One :class:`ConfigError`, one line, with the fix."""
+    from .checkpoint import latest_valid, verify
+    from .data import SOURCES
+    from .models import MODELS
+
+    problems = []
+    if cfg.model not in MODELS:
+        problems.append(f"--model {cfg.model!r} is not a model here; choose one of {', '.join(MODELS)}")
+    if cfg.data_source not in SOURCES:
+        problems.append(f"--data-source {cfg.data_source!r} is not a source; choose one of {', '.join(SOURCES)}")
+    if cfg.data_source == "path" and not cfg.data_path:
+        problems.append("--data-source path needs --data-path (an aclImdb folder, or a CSV/parquet file with "
+                        "'text' and 'label' columns)")
+    if cfg.data_path and not Path(cfg.data_path).expanduser().exists():
+        problems.append(f"--data-path {cfg.data_path} does not exist; give an aclImdb folder or a CSV/parquet file")
+    if cfg.resume not in ("none", "auto"):
+        path = Path(cfg.resume)
+        if not path.exists():
+            problems.append(f"--resume {path} does not exist; use --resume auto (newest valid checkpoint of "
+                            "--run-dir) or name a checkpoint folder DIR/checkpoints/step-N")
+        elif not (path / "manifest.json").exists():
+            newest = latest_valid(path, log=None)
+            hint = f"--resume {newest}" if newest else "--resume auto with --run-dir set to the run"
+            problems.append(f"--resume {path} is not a checkpoint folder (no manifest.json); use {hint}")
+        else:
+            ok, reason = verify(path)
+            if not ok:
+                problems.append(f"--resume {path} is not a valid checkpoint ({reason}); use --resume auto to take "
+                                "the newest valid one")
+    if problems:
+        raise ConfigError("; ".join(problems))
+
+
+@contextlib.contextmanager
+def run_dir_lock(run_dir: str | Path):
+    """Hold ``DIR/.lock`` for the life of a run. The kernel releases it when the holder dies,
+    SIGKILL included, so a crashed run never leaves a stale lock behind."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no lock, as before
+        yield
+        return
+    Path(run_dir).mkdir(parents=True, exist_ok=True)
+    with open(Path(run_dir) / ".lock", "a+") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.seek(0)
+            raise ConfigError(f"{run_dir} is in use by another run ({f.read().strip() or 'unknown process'}); "
+                              "wait for it to end, stop it, or pick another --run-dir") from None
+        f.truncate(0)
+        f.write(f"pid {os.getpid()} on {socket.gethostname()} since {time.strftime('%H:%M:%S')}\n")
+        f.flush()
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 # --------------------------------------------------------------------------- one rank
@@ -227,6 +294,12 @@ def launch(cfg: TrainConfig, quiet: bool = False, on_start: Callable[[list[int]]
 
     ``on_start(pids)`` is called once the workers run (the lab uses it for "kill now").
     """
+    check_before_start(cfg)
+    with run_dir_lock(cfg.run_dir):
+        return _launch(cfg, quiet, on_start)
+
+
+def _launch(cfg: TrainConfig, quiet: bool, on_start) -> dict:
     from .checkpoint import latest_valid
     from .monitor import read_ledger
     from .prepare import prepare_for
@@ -234,7 +307,7 @@ def launch(cfg: TrainConfig, quiet: bool = False, on_start: Callable[[list[int]]
     cores = os.cpu_count() or 1
     if cfg.world_size > cores and cfg.device != "cuda":
         warnings.warn(f"world_size {cfg.world_size} > {cores} CPU cores: ranks will share cores and each step "
-                      "will be slower than with fewer ranks (the run is still correct)", stacklevel=2)
+                      "will be slower than with fewer ranks (the run is still correct)", stacklevel=3)
     choose_device(cfg, 0)  # fail here, in the parent, if CUDA is asked for and missing
     run_dir = Path(cfg.run_dir)
     log_dir = run_dir / "logs"
@@ -291,10 +364,8 @@ def torchrun_command(cfg: TrainConfig, nnodes: int = 1, nproc_per_node: int = 2,
                      master_addr: str = "127.0.0.1", master_port: int = 29500, max_restarts: int = 0) -> str:
     """The shell command that runs ``cfg`` under torchrun on ``nnodes`` x ``nproc_per_node``
     ranks (run it on every node with its own ``node_rank``)."""
-    flags = [f"--{k.replace('_', '-')} {v}" for k, v in cfg.to_dict().items()
-             if v is not None and k != "world_size" and v != getattr(TrainConfig, k, None)]
     parts = ["torchrun", f"--nnodes {nnodes}", f"--nproc-per-node {nproc_per_node}", f"--node-rank {node_rank}",
              f"--master-addr {master_addr}", f"--master-port {master_port}"]
     if max_restarts:
         parts.append(f"--max-restarts {max_restarts}")
-    return " ".join(parts + ["-m course_lib.train", f"--run-dir {cfg.run_dir}", *(f for f in flags if not f.startswith("--run-dir"))])
+    return " ".join(parts + ["-m course_lib.train", "--run-dir", cfg.run_dir, *cfg.to_args(skip=("run_dir", "world_size"))])

@@ -19,13 +19,22 @@ class Ledger:
     def __init__(self, run_dir: str | Path, rank: int):
         path = Path(run_dir) / "metrics" / f"rank{rank}.jsonl"
         path.parent.mkdir(parents=True, exist_ok=True)
+        torn = path.exists() and path.stat().st_size > 0 and _last_byte(path) != b"\n"
         self._f = open(path, "a", buffering=1)
+        if torn:  # a line cut by a crash: end it, or this attempt's first line would be glued to it
+            self._f.write("\n")
 
     def write(self, record: dict) -> None:
         self._f.write(json.dumps(record, sort_keys=True) + "\n")
 
     def close(self) -> None:
         self._f.close()
+
+
+def _last_byte(path: Path) -> bytes:
+    with open(path, "rb") as f:
+        f.seek(-1, 2)
+        return f.read(1)
 
 
 def read_ledger(run_dir: str | Path, rank: int = 0, last_attempt: bool = True) -> list[dict]:

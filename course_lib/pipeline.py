@@ -47,8 +47,7 @@ def run_pipeline(run_dir: str = "runs/pipeline", quick: bool = False, interrupt:
     say(f"   train {info['train']} / held-out {info['test']} reviews, {len(data.train.tokens):,} training tokens "
         f"(cache {info['cache']})")
 
-    steps_per_epoch = info["train"] // cfg.global_batch_size
-    total = cfg.epochs * steps_per_epoch if not cfg.max_steps else min(cfg.max_steps, cfg.epochs * steps_per_epoch)
+    total = cfg.planned_steps(info["train"] // cfg.global_batch_size)
     kill_at = max(2, int(total * 0.55)) if interrupt else 0
     say(f"== Stations 3+4: {cfg.world_size}-rank DDP training ({cfg.model}, {total} steps, checkpoint every "
         f"{cfg.save_every_steps} steps, TensorBoard in {run_dir}/tb)")

@@ -90,7 +90,7 @@ def scalar_panels(run_dir: str | Path, tags=("train/loss", "train/lr", "train/gr
     return fig
 
 
-def interruption(reference: str | Path, runs: dict, kill_step: int | None = None, title: str | None = None):
+def interruption(reference: str | Path, runs: dict, kill_step: int | list[int] | None = None, title: str | None = None):
     """Global loss of the uninterrupted reference and of each resumed run, with a marker at
     the kill and one at each run's first divergence."""
     from .compare import compare_runs
@@ -107,9 +107,9 @@ def interruption(reference: str | Path, runs: dict, kill_step: int | None = None
             if y is not None:
                 ax.plot([first], [y], "o", color=color, ms=7, mfc="none", mew=2)
                 ax.annotate(f"parts at {first}", (first, y), textcoords="offset points", xytext=(5, 8), color=color)
-    if kill_step:
-        ax.axvline(kill_step, color="red", ls="--", lw=1)
-        ax.text(kill_step, ax.get_ylim()[1], " kill", color="red", va="top")
+    for step in filter(None, [kill_step] if isinstance(kill_step, int) else kill_step or []):
+        ax.axvline(step, color="red", ls="--", lw=1)
+        ax.text(step, ax.get_ylim()[1], " kill", color="red", va="top")
     ax.set(title=title or "interrupted vs uninterrupted", xlabel="step", ylabel="global loss")
     ax.legend()
     fig.tight_layout()

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import hashlib
 import json
 import math
 import os
+import shutil
 import sys
 import time
 from dataclasses import dataclass
@@ -33,8 +33,9 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 from . import checkpoint as ckpt
 from .config import SHAPE_KEYS, TrainConfig
 from .faults import EXIT_PREEMPTED, FaultInjector, GracefulStop
+from .consistency import check_ranks_agree
 from .models import build_model
-from .monitor import Ledger, TensorBoardLogger, read_ledger
+from .monitor import Ledger, TensorBoardLogger
 from .prepare import PreparedData, prepare_for
 from .sampling import ResumableDistributedSampler, sample_digest
 
@@ -71,17 +72,19 @@ class Trainer:
         self.ddp = DDP(self.model, device_ids=[device.index] if device.type == "cuda" else None,
                        gradient_as_bucket_view=cfg.grad_bucket_view)
         self.sampler = ResumableDistributedSampler(len(self.train_data), cfg.global_batch_size, world_size, rank, cfg.seed)
-        self.total_steps = cfg.epochs * self.sampler.steps_per_epoch
-        if cfg.max_steps:
-            self.total_steps = min(self.total_steps, cfg.max_steps)
+        self.total_steps = cfg.planned_steps(self.sampler.steps_per_epoch)
         self.optimizer, self.scheduler = self._fresh_optimizer()
         self.state = TrainState()
+        self.saved_step: int | None = None  # newest step this attempt saved or resumed from: saved once
         _seed_rngs(cfg.seed, rank)  # per-rank RNG (dropout) owned by this run, saved in checkpoints
 
         self.ledger = Ledger(self.run_dir, rank)
         self.writer = ckpt.BackgroundWriter()
         self.tb = TensorBoardLogger(self.run_dir, enabled=rank == 0, hparams=cfg.to_dict())
         self.resumed_from = self._maybe_resume()
+        if rank == 0:
+            for line in self.faults.explain(self.state.global_step, self.total_steps):
+                report.line(line)
 
     # ------------------------------------------------------------------ state
     def _fresh_optimizer(self):
@@ -91,7 +94,7 @@ class Trainer:
         fused = self.cfg.fused_adamw and self.device.type in ("cpu", "cuda")
         opt = torch.optim.AdamW(self.model.parameters(), lr=self.cfg.lr, weight_decay=self.cfg.weight_decay,
                                 **({"fused": True} if fused else {}))
-        warm, total = max(1, self.cfg.warmup_steps), self.total_steps
+        warm, total = max(1, self.cfg.warmup_steps), self.cfg.schedule_length(self.sampler.steps_per_epoch)
         sched = torch.optim.lr_scheduler.LambdaLR(  # linear warm-up, then linear decay to 0
             opt, lambda s: min(1.0, (s + 1) / warm) * max(0.0, 1.0 - s / total))
         return opt, sched
@@ -136,13 +139,35 @@ class Trainer:
                 "RNG streams differ: the run continues closely, not bit-identically.")
         if mode == "epoch-start":
             self.state.step_in_epoch = 0  # the textbook's resume: the partial epoch is repeated
+        else:
+            self.saved_step = self.state.global_step  # already on disk: a final save here would save it twice
         step = self.state.global_step
         self.tb.scalars(step, **{"events/resume_from_step": step})
         self.tb.event("events/resume", f"attempt {self.attempt} resumed from {path.name} (mode {mode})", step)
         if self.rank == 0:
             self.report.line(f"Resumed from {path.name}: epoch {self.state.epoch + 1}, step {step}, mode {mode}, "
                              f"last loss {self.state.last_loss:.4f}")
+        if mode != "weights-only":  # weights-only starts a fresh schedule anyway
+            self._extend_schedule(TrainConfig.from_dict(saved_cfg))
         return step
+
+    def _extend_schedule(self, saved: TrainConfig) -> None:
+        """Extending a run ("ten more epochs") changes the length its LR decay was planned for.
+        The linear decay is then stretched to the new end, as Hugging Face's Trainer does: the
+        steps already done are unchanged, the next ones follow the new line. Said, not hidden."""
+        spe = self.sampler.steps_per_epoch
+        before, now = saved.schedule_length(spe), self.cfg.schedule_length(spe)
+        if before == now:
+            return
+        sched, planned = self.scheduler, self.optimizer.param_groups[0]["lr"]
+        for group, base, fn in zip(self.optimizer.param_groups, sched.base_lrs, sched.lr_lambdas):
+            group["lr"] = base * fn(sched.last_epoch)  # the rate of the next step, on the new line
+        if self.rank == 0:
+            self.report.line(
+                f"NOTE: the learning-rate schedule was planned for {before} steps and now runs to {now}: its linear "
+                f"decay is stretched to end at step {now}, so step {self.state.global_step + 1} uses lr "
+                f"{self.optimizer.param_groups[0]['lr']:.3g} (as planned: {planned:.3g}). Steps up to the checkpoint "
+                "are unchanged. To extend bit-identically to a run planned that long, give both the same --schedule-steps.")
 
     # ------------------------------------------------------------------ loop
     def train(self) -> dict:
@@ -231,7 +256,10 @@ class Trainer:
         rank 0 writes the shared state and commits. With ``async_save`` rank 0 serialises the
         state in memory (the snapshot) and writes it in a background thread while training goes on."""
         step, t0 = self.state.global_step, time.perf_counter()
-        tmp = ckpt.tmp_dir(self.run_dir, step)
+        if step == self.saved_step:  # e.g. the last step is also a periodic save step: one save per step
+            return
+        self.saved_step = step
+        tmp = ckpt.tmp_dir(self.run_dir, step, self.attempt)
         fault = self.faults.during_save(step)
         ok = 1.0
         try:
@@ -241,10 +269,12 @@ class Trainer:
             ok = 0.0
         agree = torch.tensor([ok], device=self.device)
         dist.all_reduce(agree, op=dist.ReduceOp.MIN)
-        if self.rank != 0:
-            return
         if agree.item() < 1:
-            ckpt.remove_stale_tmp(self.run_dir)
+            self.saved_step = None  # every rank knows (all-reduced): a later save of this step may try again
+            if self.rank == 0:  # only this save's folder: an earlier save may still be writing its own
+                shutil.rmtree(tmp, ignore_errors=True)
+            return
+        if self.rank != 0:
             return
         parts = {"model.pt": self.model.state_dict(), "optimizer.pt": self.optimizer.state_dict(),
                  "scheduler.pt": self.scheduler.state_dict(),
@@ -260,14 +290,14 @@ class Trainer:
 
     def _write_and_commit(self, step: int, parts: dict, meta: dict, fault) -> None:
         t0 = time.perf_counter()
-        tmp = ckpt.tmp_dir(self.run_dir, step)
+        tmp = ckpt.tmp_dir(self.run_dir, step, self.attempt)
         try:
             hashes = {name: ckpt.write_part(tmp, name, obj, fault if name == "model.pt" else None)
                       for name, obj in parts.items()}
-            path = ckpt.commit(self.run_dir, step, meta, known=hashes)
-        except OSError as err:
+            path = ckpt.commit(self.run_dir, step, meta, known=hashes, attempt=self.attempt)
+        except (OSError, ckpt.CheckpointError) as err:
             self.report.line(f"Rank 0: checkpoint at step {step} NOT saved ({err}); previous one kept")
-            ckpt.remove_stale_tmp(self.run_dir)
+            shutil.rmtree(tmp, ignore_errors=True)  # only its own folder: the ranks may be writing the next save's
             return
         ckpt.purge(self.run_dir, self.cfg.keep_last, newest_valid=path)
         size = sum(p.stat().st_size for p in path.iterdir())
@@ -278,6 +308,7 @@ class Trainer:
             self.report.line(f"Stop requested ({self.stop.requested or 'by another rank'}): saved step "
                              f"{self.state.global_step}, exiting for a later --resume auto")
         self._save_checkpoint(wait=True)
+        self.writer.wait()  # this step may have been saved already, in the background
         self.tb.close()
         raise SystemExit(EXIT_PREEMPTED)
 
@@ -304,11 +335,7 @@ class Trainer:
         return metrics
 
     def _finish(self, metrics: dict, seconds: float) -> dict:
-        digest = parameter_digest(self.model)
-        digests = [None] * self.world_size
-        dist.all_gather_object(digests, digest)
-        if len(set(digests)) != 1:
-            self._explain_divergence()
+        digest = check_ranks_agree(self.model, self.world_size, self.run_dir, self.rank)
         summary = {**metrics, "steps": self.state.global_step, "epochs": self.cfg.epochs,
                    "attempt": self.attempt, "resumes": self.attempt - 1, "resumed_from": self.resumed_from,
                    "world_size": self.world_size, "parameter_sha256": digest, "train_seconds_this_attempt": seconds,
@@ -317,8 +344,9 @@ class Trainer:
         if self.rank == 0:
             final = self.run_dir / "final"
             final.mkdir(parents=True, exist_ok=True)
-            (final / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
-            torch.save(self.model.state_dict(), final / "model.pt")
+            # each file replaced in one rename: a crash here leaves the previous final files whole
+            ckpt.write_atomic(final / "model.pt", ckpt.serialize(self.model.state_dict()))
+            ckpt.write_atomic(final / "summary.json", json.dumps(summary, indent=2, default=str).encode())
             self.tb.hparams({k: v for k, v in self.cfg.to_dict().items() if k not in ("run_dir", "cache_dir")},
                             {"hparam/val_accuracy": metrics["val_accuracy"]})
             self.report.line(f"Held-out accuracy {metrics['val_accuracy']:.2%} on {metrics['val_count']} reviews; "
@@ -326,32 +354,6 @@ class Trainer:
         self.tb.close()
         self.ledger.close()
         return summary
-
-    def _explain_divergence(self) -> None:
-        """Ranks disagree: say which tensors differ, by how much, and from which step the
-        ledgers' gradient norms differ, so the cause can be found instead of guessed."""
-        mine = {name: t.detach().cpu() for name, t in self.model.state_dict().items()}
-        theirs = [None] * self.world_size
-        dist.all_gather_object(theirs, {"params": mine, "threads": torch.get_num_threads(),
-                                        "grad_norms": {r["step"]: r["grad_norm"] for r in read_ledger(self.run_dir, self.rank)}})
-        ref = theirs[0]
-        lines = []
-        for r, other in enumerate(theirs[1:], start=1):
-            bad = {n: float((t - ref["params"][n]).abs().max()) for n, t in other["params"].items()
-                   if not torch.equal(t, ref["params"][n])}
-            first = next((s for s, g in other["grad_norms"].items() if ref["grad_norms"].get(s) != g), None)
-            lines.append(f"rank {r} vs rank 0: {len(bad)} tensor(s) differ (max |diff| {bad}); threads "
-                         f"{other['threads']} vs {ref['threads']}; first step whose grad norm differs: {first}")
-        raise RuntimeError("ranks ended with different parameters: " + " | ".join(lines))
-
-
-def parameter_digest(model: torch.nn.Module) -> str:
-    h = hashlib.sha256()
-    for name, p in sorted(model.state_dict().items()):
-        h.update(name.encode())
-        h.update(p.detach().cpu().contiguous().numpy().tobytes())
-    return h.hexdigest()
-
 
 def _seed_rngs(seed: int, rank: int) -> None:
     import random

@@ -31,6 +31,8 @@ class InterruptionLab:
                             eval_limit=500, warmup_steps=5), **cfg_overrides}
         self.kill_step = W.IntSlider(value=run_length // 2 + 3, min=2, max=run_length, description="kill at step")
         self.kill_mode = W.Dropdown(options=KILL_MODES, value="sigkill", description="kill mode")
+        # a long run fails more than once: later kills, each fired once, each resumed from
+        self.more_kills = W.Text(value="", placeholder="e.g. 30, 35", description="then kill at")
         self.resume_mode = W.Dropdown(options=RESUME_MODES, value="full", description="resume mode")
         self.world_size = W.Dropdown(options=[2, 1], value=2, description="world size")
         self.run_length = W.IntSlider(value=run_length, min=10, max=200, step=10, description="run length")
@@ -48,7 +50,7 @@ class InterruptionLab:
         self._pids: list[int] = []
         self._thread: threading.Thread | None = None
         self.widget = W.VBox([
-            W.HBox([self.kill_step, self.kill_mode]), W.HBox([self.resume_mode, self.world_size]),
+            W.HBox([self.kill_step, self.kill_mode, self.more_kills]), W.HBox([self.resume_mode, self.world_size]),
             W.HBox([self.run_length, self.run_button, self.kill_button]), W.HBox([self.progress, self.status]),
             self.output])
 
@@ -107,18 +109,19 @@ class InterruptionLab:
         run = self.config("interrupted")
         self.kill_button.disabled = False
         self._pids = []
-        report = drills.interrupt_and_resume(run, self.kill_step.value, self.kill_mode.value,
+        steps = run.replace(kill_at_step=f"{self.kill_step.value} {self.more_kills.value}").kill_at_step
+        report = drills.interrupt_and_resume(run, steps, self.kill_mode.value,
                                              resume_mode=self.resume_mode.value, on_start=self._remember)
         self._step("done")
         self.result = compare_runs(ref, run.run_dir)
-        self.figure = plots.interruption(
-            ref, {f"killed ({self.kill_mode.value}), resumed {self.resume_mode.value}": run.run_dir}, self.kill_step.value)
+        label = f"killed {report['kills']}x ({self.kill_mode.value}), resumed {self.resume_mode.value}"
+        self.figure = plots.interruption(ref, {label: run.run_dir}, steps)
         self.status.value = "<b>identical</b>" if self.result["identical"] else "<b>different</b>"
         # append_* work from a background thread and without a kernel (pytest), unlike `with output:`
         png = io.BytesIO()
         self.figure.savefig(png, format="png", dpi=90)
         plt.close(self.figure)
-        self.report_text = (report["interrupted"] or "the run finished before the kill step (no interruption)") \
+        self.report_text = "\n".join(report["interruptions"] or ["the run finished before the kill step (no interruption)"]) \
             + "\n" + format_report(self.result) + "\n"
         self.output.outputs = ()
         self.output.append_display_data(Image(data=png.getvalue()))

@@ -20,9 +20,4 @@ def cli(*args, timeout=300, env=None) -> subprocess.CompletedProcess:
 
 def cfg_args(cfg: TrainConfig) -> list[str]:
     """The command-line flags that reproduce ``cfg``."""
-    out = []
-    for key, value in cfg.to_dict().items():
-        if value is None or isinstance(value, bool):
-            continue
-        out += ["--" + key.replace("_", "-"), str(value)]
-    return out
+    return ["--run-dir", cfg.run_dir, *cfg.to_args(skip=("run_dir",))]

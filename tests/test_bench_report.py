@@ -12,7 +12,7 @@ def test_report_renders_every_station_from_recorded_results(tmp_path, monkeypatc
         assert f"## {title}" in text
         if key in results:
             assert (tmp_path / "plots").exists()
-    assert "| >= 0.95 |" in text and ">= 89.15%" in text and "20 of 20" in text
+    assert "| >= 0.95 |" in text and ">= 89.15%" in text and "all runs, >= 20 kills | **yes**" in text
     assert "Not recorded" in text or "gpu_check" in results
 
 

@@ -13,11 +13,14 @@ import torch
 from course_lib import checkpoint as ckpt
 
 
-def save(run_dir, step, payload=None):
-    tmp = ckpt.tmp_dir(run_dir, step)
+def save(run_dir, step, payload=None, world_size=1, attempt=1, skip=()):
+    """A complete checkpoint of a ``world_size``-rank run (less the parts named in ``skip``)."""
+    tmp = ckpt.tmp_dir(run_dir, step, attempt)
     ckpt.write_part(tmp, "model.pt", payload or {"w": torch.full((50,), float(step))})
-    ckpt.write_part(tmp, "rng-rank0.pt", ckpt.rng_state())
-    return ckpt.commit(run_dir, step, {"world_size": 1})
+    for name in ckpt.required_parts(world_size)[1:]:
+        if name not in skip:
+            ckpt.write_part(tmp, name, ckpt.rng_state() if name.startswith("rng") else {"step": step})
+    return ckpt.commit(run_dir, step, {"world_size": world_size}, attempt=attempt)
 
 
 def test_commit_verify_latest(tmp_path):
@@ -27,7 +30,7 @@ def test_commit_verify_latest(tmp_path):
     assert [p.name for p in ckpt.list_checkpoints(tmp_path)] == ["step-00000010", "step-00000020"]
     assert ckpt.verify(tmp_path / "checkpoints" / "step-00000020") == (True, "ok")
     m = ckpt.manifest(tmp_path / "checkpoints" / "step-00000020")
-    assert m["step"] == 20 and set(m["files"]) == {"model.pt", "rng-rank0.pt"} and "torch" in m["versions"]
+    assert m["step"] == 20 and set(m["files"]) == set(m["parts"]) == set(ckpt.required_parts(1)) and "torch" in m["versions"]
     assert ckpt.load_part(ckpt.latest_valid(tmp_path), "model.pt")["w"][0] == 20
 
 
@@ -165,3 +168,48 @@ def test_background_writer_runs_at_low_priority_and_leaves_the_process_alone():
     writer.wait()
     assert seen == [19]
     assert os.getpriority(os.PRIO_PROCESS, 0) == before  # the training thread keeps its priority
+
+
+def test_a_manifest_that_lacks_a_rank_describes_an_incomplete_checkpoint(tmp_path):
+    """What two saves sharing one folder left behind: a 2-rank checkpoint whose manifest lists
+    only the files that happened to be there, without rng-rank1.pt."""
+    save(tmp_path, 10, world_size=2)
+    newest = save(tmp_path, 20, world_size=2)
+    (newest / "rng-rank1.pt").unlink()
+    m = json.loads((newest / "manifest.json").read_text())
+    del m["files"]["rng-rank1.pt"]
+    m["parts"].remove("rng-rank1.pt")
+    (newest / "manifest.json").write_text(json.dumps(m))
+    ok, why = ckpt.verify(newest)
+    assert not ok and "incomplete" in why and "rng-rank1.pt" in why
+    messages = []
+    assert ckpt.latest_valid(tmp_path, log=messages.append).name == "step-00000010"
+    assert "rng-rank1.pt" in messages[0]
+    del m["world_size"]
+    (newest / "manifest.json").write_text(json.dumps(m))
+    assert "world size" in ckpt.verify(newest)[1]
+
+
+def test_commit_refuses_an_incomplete_folder(tmp_path):
+    with pytest.raises(ckpt.CheckpointError, match="rng-rank1.pt missing"):
+        save(tmp_path, 10, world_size=2, skip=("rng-rank1.pt",))
+    assert ckpt.list_checkpoints(tmp_path) == []
+
+
+def test_saves_of_one_step_by_two_attempts_do_not_share_a_folder(tmp_path):
+    assert ckpt.tmp_dir(tmp_path, 36, 1) != ckpt.tmp_dir(tmp_path, 36, 2)
+    save(tmp_path, 36, payload={"w": torch.zeros(3)}, attempt=1)
+    path = save(tmp_path, 36, payload={"w": torch.ones(3)}, attempt=2)  # replaces the first, whole
+    assert ckpt.verify(path)[0] and ckpt.load_part(path, "model.pt")["w"].sum() == 3
+    assert sorted(p.name for p in (tmp_path / "checkpoints").iterdir()) == ["LATEST", "step-00000036"]
+
+
+def test_a_commit_that_crashed_while_replacing_a_step_is_put_back(tmp_path):
+    save(tmp_path, 10)
+    root = tmp_path / "checkpoints"
+    os.rename(root / "step-00000010", root / ".old-step-00000010-attempt2")  # crash between the two renames
+    ckpt.tmp_dir(tmp_path, 10, 2).mkdir()
+    assert ckpt.latest_valid(tmp_path) is None
+    ckpt.remove_stale_tmp(tmp_path)
+    assert ckpt.latest_valid(tmp_path).name == "step-00000010"
+    assert sorted(p.name for p in root.iterdir()) == ["LATEST", "step-00000010"]

@@ -14,12 +14,26 @@ def test_config_roundtrip_and_cli(tmp_path):
     TrainConfig.add_arguments(p)
     args = p.parse_args(["--run-dir", "d", "--world-size", "1", "--kill-mode", "sigterm", "--lr", "0.1"])
     got = TrainConfig.from_args(args)
-    assert (got.run_dir, got.world_size, got.kill_mode, got.lr) == ("d", 1, "sigterm", 0.1)
+    assert (got.run_dir, got.world_size, got.kill_mode, got.lr) == ("d", 1, ["sigterm"], 0.1)
     assert got.shape_hash() == TrainConfig(run_dir="other", world_size=1).shape_hash()
+
+
+def test_kill_plans_and_flags_round_trip(tmp_path):
+    p = argparse.ArgumentParser()
+    TrainConfig.add_arguments(p)
+    got = TrainConfig.from_args(p.parse_args(["--kill-at-step", "13", "27", "--kill-rank", "1", "0", "--no-fused-adamw"]))
+    assert (got.kill_at_step, got.kill_rank, got.kill_mode, got.fused_adamw) == ([13, 27], [1, 0], ["sigkill"], False)
+    assert TrainConfig(kill_at_step=13).kill_at_step == [13] and TrainConfig(kill_at_step=0).kill_at_step == []
+    assert TrainConfig(kill_at_step="13, 27").kill_at_step == [13, 27]
+    cfg = TrainConfig(run_dir="r", kill_at_step=[5, 9], kill_mode=["sigterm", "during-save"], async_save=True, lr=0.01)
+    assert TrainConfig.from_args(p.parse_args(cfg.to_args())) == cfg  # the flags rebuild the config
+    cfg.save(tmp_path / "c.json")
+    assert TrainConfig.load(tmp_path / "c.json") == cfg
 
 
 @pytest.mark.parametrize("kw,msg", [({"global_batch_size": 63}, "divisible"), ({"resume_mode": "x"}, "resume_mode"),
                                     ({"kill_mode": "nuke"}, "kill_mode"), ({"kill_at_step": 3, "kill_rank": 5}, "kill_rank"),
+                                    ({"kill_at_step": [3, 4, 5], "kill_rank": [0, 1]}, "one per kill"),
                                     ({"epochs": 0}, "epochs"), ({"precision": "fp8"}, "precision")])
 def test_config_errors(kw, msg):
     with pytest.raises(ValueError, match=msg):

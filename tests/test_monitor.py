@@ -16,6 +16,10 @@ def test_ledger_last_attempt_wins(tmp_path):
     assert [r["step"] for r in rows] == [1, 2, 3, 4] and rows[2]["loss"] == 2.0
     assert len(read_ledger(tmp_path, 0, last_attempt=False)) == 5
     assert read_ledger(tmp_path, 7) == []
+    resumed = Ledger(tmp_path, 0)  # the next attempt's first line must not be glued to the cut one
+    resumed.write({"step": 5, "loss": 3.0, "attempt": 3})
+    resumed.close()
+    assert [r["step"] for r in read_ledger(tmp_path, 0)] == [1, 2, 3, 4, 5]
 
 
 def test_tensorboard_written_and_read_back(tmp_path):

@@ -4,6 +4,7 @@ import pytest
 
 from course_lib.checkpoint import CheckpointError, latest_valid
 from course_lib.compare import compare_runs
+from course_lib.config import ConfigError
 from course_lib.launch import RankFailed, RunInterrupted, launch
 
 from helpers import small_cfg
@@ -67,6 +68,6 @@ def test_resume_from_damaged_path_is_refused(reference, tmp_path):
     shutil.copytree(reference, tmp_path / "run")
     newest = latest_valid(tmp_path / "run")
     (newest / "model.pt").write_bytes(b"broken")
-    with pytest.raises(RankFailed, match="checksum|bytes"):
+    with pytest.raises(ConfigError, match="checksum|bytes"):  # refused before any rank starts
         launch(small_cfg(tmp_path / "run", resume=str(newest)), quiet=True)
     assert isinstance(CheckpointError("x"), RuntimeError)

@@ -73,4 +73,4 @@ def test_cli_contract(reference, tmp_path):
     (newest / "model.pt").write_bytes(b"x")
     v = cli("verify", tmp_path / "k")
     assert v.returncode == 1 and "CORRUPT" in v.stdout
-    assert cli("verify", tmp_path / "nothing").returncode == 1
+    assert cli("verify", tmp_path / "nothing").returncode == 2  # not a run directory: a usage error

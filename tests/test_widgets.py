@@ -25,6 +25,13 @@ def test_lab_full_resume_is_identical_then_weights_only_differs(tmp_path):
     assert lab.error is None, lab.error
     assert not lab.result["identical"] and lab.result["first_divergent_step"] > 10
 
+    lab.resume_mode.value = "full"
+    lab.more_kills.value = "16, 18"  # killed three times, resumed after each
+    lab.run_button.click()
+    lab.wait(240)
+    assert lab.error is None, lab.error
+    assert lab.result["identical"] and lab.report_text.count("killed by SIGKILL") == 3, lab.report_text
+
 
 def test_run_length_bounds_the_kill_slider(tmp_path):
     lab = InterruptionLab(tmp_path / "lab")

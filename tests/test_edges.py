@@ -1,0 +1,104 @@
+"""The guarantee at its edges: a finished run extended, a run killed again and again, and
+mistakes on the command line answered in one line before anything starts."""
+import json
+
+import pytest
+
+from course_lib.checkpoint import latest_valid, verify
+from course_lib.compare import compare_runs
+from course_lib.launch import launch
+from course_lib.monitor import read_ledger
+
+from helpers import cfg_args, cli, small_cfg
+
+# small_cfg: 960 training reviews / 64 = 15 steps per epoch; 2 epochs = 30 steps, saved every 5:
+# the last step is also a periodic save step
+
+
+@pytest.mark.parametrize("async_save", [False, True])
+def test_a_finished_run_whose_last_step_is_a_save_step_can_be_extended(tmp_path, async_save):
+    run = tmp_path / "run"
+    launch(small_cfg(run, async_save=async_save), quiet=True)
+    newest = latest_valid(run)
+    assert newest.name == "step-00000030" and verify(newest) == (True, "ok")
+    assert json.loads((newest / "manifest.json").read_text())["parts"][-2:] == ["rng-rank0.pt", "rng-rank1.pt"]
+    summary = launch(small_cfg(run, epochs=3, resume="auto", async_save=async_save), quiet=True)
+    assert summary["steps"] == 45 and summary["resumed_from"] == 30
+    log = (run / "logs" / "rank0.log").read_text()
+    assert "planned for 30 steps and now runs to 45" in log  # the stretched schedule is said, not hidden
+    rows = read_ledger(run, 0)
+    assert [r["step"] for r in rows] == list(range(1, 46)) and rows[30]["lr"] > 0
+
+
+def test_extending_a_run_with_a_fixed_schedule_is_bit_identical_to_planning_it_that_long(tmp_path):
+    planned = tmp_path / "planned"
+    launch(small_cfg(planned, epochs=3, schedule_steps=45), quiet=True)
+    run = tmp_path / "extended"
+    launch(small_cfg(run, epochs=2, schedule_steps=45), quiet=True)
+    launch(small_cfg(run, epochs=3, schedule_steps=45, resume="auto"), quiet=True)
+    assert "planned for" not in (run / "logs" / "rank0.log").read_text()
+    result = compare_runs(planned, run)
+    assert result["identical"], result
+
+
+def test_a_run_killed_three_times_by_one_repeated_command_is_bit_identical(tmp_path):
+    ref = tmp_path / "ref"
+    launch(small_cfg(ref), quiet=True)
+    run = tmp_path / "run"
+    args = cfg_args(small_cfg(run, kill_at_step=[8, 17, 26], kill_rank=[1, 0, 1],
+                              kill_mode=["sigkill", "sigterm", "during-save"], resume="auto"))
+    codes = [cli("train", *args) for _ in range(4)]  # the same command line, as a scheduler would repeat it
+    assert [c.returncode for c in codes] == [3, 3, 3, 0], [c.stderr[-500:] for c in codes]
+    assert "already fired" in codes[3].stdout
+    fired = [json.loads(line) for line in (run / "faults.jsonl").read_text().splitlines()]
+    assert [(f["step"], f["rank"], f["attempt"]) for f in fired] == [(8, 1, 1), (17, 0, 2), (26, 1, 3)]
+    result = compare_runs(ref, run)
+    assert result["identical"], result
+    assert cli("verify", run).returncode == 0
+
+
+def test_a_kill_that_cannot_fire_says_so(tmp_path):
+    run = tmp_path / "run"
+    launch(small_cfg(run, max_steps=12), quiet=True)
+    out = cli("train", *cfg_args(small_cfg(run, epochs=3, max_steps=20, resume="auto", kill_at_step=[4, 50])))
+    assert out.returncode == 0, out.stderr
+    assert "kill at step 4 will not fire: this attempt resumes after step 12" in out.stdout
+    assert "kill at step 50 will not fire: the run ends at step 20" in out.stdout
+
+
+@pytest.mark.parametrize("args,expected", [
+    (["train", "--model", "nope"], "--model 'nope' is not a model here; choose one of bag"),
+    (["train", "--world-size", "0"], "world_size must be >= 1"),
+    (["train", "--kill-at-step", "3", "--kill-rank", "5"], "kill_rank 5 is not a rank of world_size 2"),
+    (["train", "--data-source", "path"], "--data-source path needs --data-path"),
+    (["train", "--data-path", "{tmp}/no-such-file.csv"], "does not exist"),
+    (["train", "--resume", "{tmp}"], "is not a checkpoint folder"),
+    (["train", "--resume", "{tmp}/nothing"], "does not exist; use --resume auto"),
+    (["train", "--kill-at-step", "x"], "invalid int value"),
+    (["compare", "{tmp}", "{tmp}"], "not a run directory"),
+    (["verify", "{tmp}/nothing"], "does not exist"),
+])
+def test_cli_errors_are_one_line_before_anything_starts(tmp_path, args, expected):
+    run = tmp_path / "run"
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    if args[0] == "train":
+        args += ["--run-dir", str(run)]
+    out = cli(*args, timeout=60)
+    assert out.returncode == 2, out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and expected in lines[0], out.stderr
+    assert not (run / "logs").exists()  # no data prepared, no process started
+    if args[0] != "train" or "invalid" in expected:
+        return
+    debug = cli(*args, "--debug", timeout=60)
+    assert debug.returncode != 0 and "Traceback" in debug.stderr
+
+
+def test_a_second_run_in_a_busy_directory_is_refused(tmp_path):
+    from course_lib.config import ConfigError
+    from course_lib.launch import run_dir_lock
+
+    with run_dir_lock(tmp_path):
+        with pytest.raises(ConfigError, match="in use by another run"):
+            launch(small_cfg(tmp_path), quiet=True)
+    assert cli("compare", tmp_path, tmp_path, timeout=60).returncode == 2  # lock released, nothing ran
