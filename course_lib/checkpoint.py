@@ -30,8 +30,6 @@ import platform
 import random
 import re
 import shutil
-import sys
-import threading
 import time
 from pathlib import Path
 from typing import Callable
@@ -241,49 +239,6 @@ def remove_stale_tmp(run_dir: str | Path) -> list[Path]:
     for p in stale:
         shutil.rmtree(p, ignore_errors=True)
     return stale
-
-
-# --------------------------------------------------------------------------- asynchronous saves
-class BackgroundWriter:
-    """At most one checkpoint write in flight: a new one waits for the previous to finish.
-
-    The writer thread runs at the lowest CPU priority (Linux: ``nice`` applies per thread), so
-    on a machine whose cores the ranks keep busy it uses the moments they wait (all-reduce,
-    I/O) instead of taking CPU from training: the save lasts longer, training does not.
-    A job that raises does so again in the training thread, at the next ``wait`` or ``submit``:
-    a writer that fails must not leave the run believing it has checkpoints."""
-
-    def __init__(self):
-        self._thread: threading.Thread | None = None
-        self._error: BaseException | None = None
-
-    def wait(self) -> None:
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
-        if self._error is not None:
-            err, self._error = self._error, None
-            raise RuntimeError("the background checkpoint writer failed; see the cause above") from err
-
-    def submit(self, job, background: bool) -> None:
-        self.wait()
-        if background:
-            self._thread = threading.Thread(target=self._run, args=(job,), name="checkpoint-writer", daemon=True)
-            self._thread.start()
-        else:
-            job()
-
-    def _run(self, job) -> None:
-        try:
-            _at_low_priority(job)
-        except BaseException as err:  # noqa: BLE001 - handed to the training thread
-            self._error = err
-
-
-def _at_low_priority(job) -> None:
-    if sys.platform.startswith("linux"):  # elsewhere setpriority would renice the whole process
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
-    job()
 
 
 # --------------------------------------------------------------------------- verifying

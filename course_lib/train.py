@@ -31,6 +31,7 @@ import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 from . import checkpoint as ckpt
+from .async_save import BackgroundWriter
 from .config import SHAPE_KEYS, TrainConfig
 from .faults import EXIT_PREEMPTED, FaultInjector, GracefulStop
 from .consistency import check_ranks_agree
@@ -79,7 +80,7 @@ class Trainer:
         _seed_rngs(cfg.seed, rank)  # per-rank RNG (dropout) owned by this run, saved in checkpoints
 
         self.ledger = Ledger(self.run_dir, rank)
-        self.writer = ckpt.BackgroundWriter()
+        self.writer = BackgroundWriter()
         self.tb = TensorBoardLogger(self.run_dir, enabled=rank == 0, hparams=cfg.to_dict())
         self.resumed_from = self._maybe_resume()
         if rank == 0:

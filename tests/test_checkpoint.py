@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from course_lib import checkpoint as ckpt
+from course_lib.async_save import BackgroundWriter
 
 
 def save(run_dir, step, payload=None, world_size=1, attempt=1, skip=()):
@@ -144,7 +145,7 @@ def test_serialized_snapshot_is_independent_and_writer_runs_one_job_at_a_time(tm
     back = ckpt.load_part(tmp_path, "state.pt")
     assert back["w"].sum() == 0 and back["nested"][0].sum() == 2 and back["step"] == 7
     order = []
-    writer = ckpt.BackgroundWriter()
+    writer = BackgroundWriter()
     writer.submit(lambda: (time.sleep(0.2), order.append("first")), background=True)
     writer.submit(lambda: order.append("second"), background=True)  # waits for the first
     writer.wait()
@@ -152,7 +153,7 @@ def test_serialized_snapshot_is_independent_and_writer_runs_one_job_at_a_time(tm
 
 
 def test_a_failing_background_write_raises_in_the_training_thread():
-    writer = ckpt.BackgroundWriter()
+    writer = BackgroundWriter()
     writer.submit(lambda: {}["epoch"], background=True)
     with pytest.raises(RuntimeError, match="background checkpoint writer failed") as info:
         writer.wait()
@@ -163,7 +164,7 @@ def test_a_failing_background_write_raises_in_the_training_thread():
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread nice is Linux behaviour")
 def test_background_writer_runs_at_low_priority_and_leaves_the_process_alone():
     seen, before = [], os.getpriority(os.PRIO_PROCESS, 0)
-    writer = ckpt.BackgroundWriter()
+    writer = BackgroundWriter()
     writer.submit(lambda: seen.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id())), background=True)
     writer.wait()
     assert seen == [19]
