@@ -61,6 +61,14 @@ def rng_state() -> dict:
     return state
 
 
+def seed_rngs(seed: int, rank: int) -> None:
+    """Each rank's own streams (dropout under plain DDP), seeded from the run's seed; the
+    checkpoint saves them as they go on."""
+    random.seed(seed * 1000 + rank)
+    np.random.seed(seed * 1000 + rank)
+    torch.manual_seed(seed * 1000 + rank)
+
+
 def set_rng_state(state: dict) -> None:
     random.setstate((state["python"][0], tuple(state["python"][1]), state["python"][2]))
     n = state["numpy"]

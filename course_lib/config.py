@@ -11,6 +11,7 @@ from pathlib import Path
 
 RESUME_MODES = ("full", "weights-only", "no-rng", "epoch-start")
 KILL_MODES = ("sigkill", "sigterm", "during-save")
+REDUCTIONS = ("ddp", "invariant")
 
 # keys that change what a checkpoint *is*; a resume with other values here is refused
 SHAPE_KEYS = ("model", "tokenizer", "max_length", "embed_dim", "global_batch_size", "train_limit", "data_source", "seed")
@@ -53,7 +54,8 @@ class TrainConfig:
     epochs: int = 2
     max_steps: int = 0                  # 0 = epochs decide; else a cap on optimizer steps
     global_batch_size: int = 64         # split evenly over the ranks
-    micro_batch: int = 0                # 0 = a rank's whole share at once; else accumulate (no_sync)
+    micro_batch: int = 0                # 0 = a rank's whole share at once (invariant: global batch / 4); else accumulate
+    reduction: str = "ddp"              # ddp (all-reduce) | invariant (same bits on any world size; see invariant.py)
     lr: float = 5e-3
     weight_decay: float = 0.01
     warmup_steps: int = 50
@@ -97,6 +99,14 @@ class TrainConfig:
             problems.append(f"global_batch_size {self.global_batch_size} must be divisible by world_size {self.world_size}")
         if self.resume_mode not in RESUME_MODES:
             problems.append(f"resume_mode must be one of {RESUME_MODES} (got {self.resume_mode!r})")
+        if self.reduction not in REDUCTIONS:
+            problems.append(f"reduction must be one of {REDUCTIONS} (got {self.reduction!r})")
+        elif self.reduction == "invariant" and self.world_size >= 1:
+            from .invariant import check_layout
+
+            why = check_layout(self.global_batch_size, self.micro_batch, self.world_size)
+            if why:
+                problems.append(why)
         if self.precision not in ("fp32", "bf16"):
             problems.append(f"precision must be 'fp32' or 'bf16' (got {self.precision!r})")
         problems += [f"kill_mode must be one of {KILL_MODES} (got {m!r})" for m in self.kill_mode if m not in KILL_MODES]

@@ -163,7 +163,11 @@ def choose_backend(cfg: TrainConfig, device: torch.device) -> str:
 
 
 def threads_per_rank(cfg: TrainConfig, local_world_size: int) -> int:
-    return cfg.threads_per_rank or max(1, (os.cpu_count() or 1) // local_world_size)
+    """``cores // ranks``; but the invariant reduction needs a thread count that does not
+    depend on the world size (a kernel may sum in another order with more threads): 1."""
+    if cfg.threads_per_rank:
+        return cfg.threads_per_rank
+    return 1 if cfg.reduction == "invariant" else max(1, (os.cpu_count() or 1) // local_world_size)
 
 
 def run_rank(cfg: TrainConfig, rank: int, world_size: int, local_rank: int, local_world_size: int,

@@ -9,6 +9,8 @@ is what lets ``compare`` prove that no sample was skipped or repeated.
 from __future__ import annotations
 
 import json
+import os
+import time
 from collections import defaultdict
 from pathlib import Path
 
@@ -59,6 +61,20 @@ def read_ledger(run_dir: str | Path, rank: int = 0, last_attempt: bool = True) -
         if r["step"] not in best or r["attempt"] >= best[r["step"]]["attempt"]:
             best[r["step"]] = r
     return [best[s] for s in sorted(best)]
+
+
+def next_attempt(run_dir: Path, rank: int) -> int:
+    """Attempt number of this start (1 = first), from ``DIR/attempts.jsonl``. Rank 0 records
+    the start; the barrier makes every rank read the same count."""
+    import torch.distributed as dist
+
+    path = run_dir / "attempts.jsonl"
+    if rank == 0:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        with open(path, "a") as f:
+            f.write(json.dumps({"started": time.time(), "pid": os.getpid()}) + "\n")
+    dist.barrier()
+    return sum(1 for line in path.read_text().splitlines() if line.strip())
 
 
 def ledger_ranks(run_dir: str | Path) -> list[int]:

@@ -20,7 +20,8 @@ from torch.utils.data import DistributedSampler
 
 
 class ResumableDistributedSampler(DistributedSampler):
-    def __init__(self, n: int, global_batch_size: int, num_replicas: int, rank: int, seed: int = 0):
+    def __init__(self, n: int, global_batch_size: int, num_replicas: int, rank: int, seed: int = 0,
+                 contiguous: bool = False):
         if global_batch_size % num_replicas:
             raise ValueError(f"global batch {global_batch_size} not divisible by {num_replicas} ranks")
         if n < global_batch_size:
@@ -28,7 +29,7 @@ class ResumableDistributedSampler(DistributedSampler):
                 f"only {n} training samples for a global batch of {global_batch_size}: "
                 "use more data (--train-limit) or a smaller --global-batch-size")
         super().__init__(range(n), num_replicas=num_replicas, rank=rank, shuffle=True, seed=seed, drop_last=True)
-        self.n, self.global_batch_size, self.start_step = n, global_batch_size, 0
+        self.n, self.global_batch_size, self.start_step, self.contiguous = n, global_batch_size, 0, contiguous
 
     @property
     def steps_per_epoch(self) -> int:
@@ -46,14 +47,26 @@ class ResumableDistributedSampler(DistributedSampler):
         perm = torch.randperm(self.n, generator=g)
         return perm[step * self.global_batch_size:(step + 1) * self.global_batch_size].tolist()
 
-    def batches(self) -> Iterator[list[int]]:
-        """This rank's index lists, one per step, from the current position to the epoch's end."""
+    def global_batches(self) -> Iterator[list[int]]:
+        """Every rank's samples of each step, from the current position to the epoch's end."""
         g = torch.Generator()
         g.manual_seed(self.seed + self.epoch)
         perm = torch.randperm(self.n, generator=g)
         for step in range(self.start_step, self.steps_per_epoch):
-            chunk = perm[step * self.global_batch_size:(step + 1) * self.global_batch_size]
-            yield chunk[self.rank::self.num_replicas].tolist()
+            yield perm[step * self.global_batch_size:(step + 1) * self.global_batch_size].tolist()
+
+    def share(self, global_batch: list[int]) -> list[int]:
+        """This rank's part of a global batch: every ``W``-th sample, or (``contiguous``, for the
+        invariant reduction's micro-batch blocks) the ``r``-th of ``W`` equal slices."""
+        if self.contiguous:
+            size = len(global_batch) // self.num_replicas
+            return global_batch[self.rank * size:(self.rank + 1) * size]
+        return global_batch[self.rank::self.num_replicas]
+
+    def batches(self) -> Iterator[list[int]]:
+        """This rank's index lists, one per step, from the current position to the epoch's end."""
+        for chunk in self.global_batches():
+            yield self.share(chunk)
 
     def __iter__(self) -> Iterator[int]:
         for batch in self.batches():

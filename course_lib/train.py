@@ -18,7 +18,6 @@ import contextlib
 import dataclasses
 import json
 import math
-import os
 import shutil
 import sys
 import time
@@ -34,9 +33,10 @@ from . import checkpoint as ckpt
 from .async_save import BackgroundWriter
 from .config import SHAPE_KEYS, TrainConfig
 from .faults import EXIT_PREEMPTED, FaultInjector, GracefulStop
+from .invariant import InvariantStep
 from .consistency import check_ranks_agree
 from .models import build_model
-from .monitor import Ledger, TensorBoardLogger
+from .monitor import Ledger, TensorBoardLogger, next_attempt
 from .prepare import PreparedData, prepare_for
 from .sampling import ResumableDistributedSampler, sample_digest
 
@@ -54,7 +54,7 @@ class Trainer:
                  data_file: str | None = None):
         self.cfg, self.rank, self.world_size, self.device, self.report = cfg, rank, world_size, device, report
         self.run_dir = Path(cfg.run_dir)
-        self.attempt = _next_attempt(self.run_dir, rank)
+        self.attempt = next_attempt(self.run_dir, rank)
         self.stop = GracefulStop()
         self.faults = FaultInjector(cfg, rank, self.attempt)
 
@@ -68,16 +68,21 @@ class Trainer:
         model = build_model(cfg.model, data.info["tokenizer"]["vocab_size"], cfg.max_length,
                             **({"dim": cfg.embed_dim} if cfg.model == "bag" else {}), dropout=cfg.dropout)
         self.model = model.to(device)
-        # gradient_as_bucket_view: the gradients *are* views into DDP's all-reduce buckets, so a
-        # step neither copies ~90 MB (minilm) into the buckets and back nor reallocates them
-        self.ddp = DDP(self.model, device_ids=[device.index] if device.type == "cuda" else None,
-                       gradient_as_bucket_view=cfg.grad_bucket_view)
-        self.sampler = ResumableDistributedSampler(len(self.train_data), cfg.global_batch_size, world_size, rank, cfg.seed)
+        self.invariant = None
+        if cfg.reduction == "invariant":  # our own fixed-order sum instead of DDP's all-reduce
+            self.invariant = InvariantStep(self.model, cfg.global_batch_size, cfg.micro_batch, world_size, rank, cfg.seed)
+            self.ddp = self.model
+        else:  # gradient_as_bucket_view: the gradients *are* views into DDP's all-reduce buckets, so a
+            # step neither copies ~90 MB (minilm) into the buckets and back nor reallocates them
+            self.ddp = DDP(self.model, device_ids=[device.index] if device.type == "cuda" else None,
+                           gradient_as_bucket_view=cfg.grad_bucket_view)
+        self.sampler = ResumableDistributedSampler(len(self.train_data), cfg.global_batch_size, world_size, rank, cfg.seed,
+                                                   contiguous=self.invariant is not None)
         self.total_steps = cfg.planned_steps(self.sampler.steps_per_epoch)
         self.optimizer, self.scheduler = self._fresh_optimizer()
         self.state = TrainState()
         self.saved_step: int | None = None  # newest step this attempt saved or resumed from: saved once
-        _seed_rngs(cfg.seed, rank)  # per-rank RNG (dropout) owned by this run, saved in checkpoints
+        ckpt.seed_rngs(cfg.seed, rank)  # per-rank RNG (dropout) owned by this run, saved in checkpoints
 
         self.ledger = Ledger(self.run_dir, rank)
         self.writer = BackgroundWriter()
@@ -133,7 +138,11 @@ class Trainer:
         same_world = saved_cfg["world_size"] == self.world_size
         if mode != "no-rng" and same_world:
             ckpt.set_rng_state(ckpt.load_part(path, f"rng-rank{self.rank}.pt"))
-        if not same_world and self.rank == 0:
+        exact = self.invariant is not None and saved_cfg.get("reduction") == "invariant"
+        if not same_world and self.rank == 0 and exact:
+            self.report.line(f"NOTE: resuming a {saved_cfg['world_size']}-rank checkpoint on {self.world_size} rank(s) "
+                             "with the invariant reduction: the run continues bit-identically.")
+        elif not same_world and self.rank == 0:
             self.report.line(
                 f"NOTE: resuming a {saved_cfg['world_size']}-rank checkpoint on {self.world_size} rank(s). The global "
                 "order of samples is preserved, but gradients are now summed in a different order and the per-rank "
@@ -190,9 +199,10 @@ class Trainer:
             self.sampler.set_epoch(self.state.epoch)
         self.sampler.set_position(self.state.step_in_epoch)
         self.ddp.train()
-        for indices in self.sampler.batches():
+        for chunk in self.sampler.global_batches():
             if self.state.global_step >= self.total_steps:
                 return
+            indices = self.sampler.share(chunk)
             self.faults.before_step(self.state.global_step + 1)
             t0 = time.perf_counter()
             lr = self.optimizer.param_groups[0]["lr"]  # the rate this step uses
@@ -200,7 +210,7 @@ class Trainer:
             self.state.global_step += 1
             self.state.step_in_epoch += 1
             self.state.last_loss = global_loss
-            self._log_step(indices, loss, global_loss, lr, grad_norm, time.perf_counter() - t0)
+            self._log_step(chunk, indices, loss, global_loss, lr, grad_norm, time.perf_counter() - t0)
             if self.cfg.save_every_steps and self.state.global_step % self.cfg.save_every_steps == 0:
                 self._save_checkpoint()
             if stop:
@@ -213,35 +223,48 @@ class Trainer:
         """bf16 autocast when ``precision == "bf16"`` (weights and optimizer stay fp32)."""
         return torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.cfg.precision == "bf16")
 
+    def _batch(self, indices: list[int]) -> dict[str, torch.Tensor]:
+        return {k: v.to(self.device) for k, v in self.train_data.batch(indices, self.pad_id).items()}
+
     def _run_batch(self, indices: list[int]) -> tuple[float, float, float, bool]:
-        """One optimizer step over this rank's ``indices``, in micro-batches of
-        ``cfg.micro_batch``: gradients accumulate locally (``no_sync``) and are all-reduced
-        once, in the last backward pass. Fewer bytes on the wire per sample, same update."""
-        size = self.cfg.micro_batch or len(indices)
-        parts = [indices[i:i + size] for i in range(0, len(indices), size)]
+        """One optimizer step over this rank's ``indices``: the gradients of the global batch
+        (DDP's all-reduce, or the invariant reduction's fixed-order sum), clipping, AdamW."""
         self.optimizer.zero_grad(set_to_none=True)
-        loss = 0.0
-        for i, part in enumerate(parts):
-            batch = {k: v.to(self.device) for k, v in self.train_data.batch(part, self.pad_id).items()}
-            with self.ddp.no_sync() if i < len(parts) - 1 else contextlib.nullcontext(), self._autocast():
-                logits = self.ddp(batch["input_ids"], batch["attention_mask"])
-                part_loss = F.cross_entropy(logits.float(), batch["label"]) * (len(part) / len(indices))
-                part_loss.backward()  # the last one all-reduces (averages) the gradients over ranks
-            loss += part_loss.item()
+        if self.invariant is not None:
+            loss, global_loss = self.invariant.run(self.state.global_step + 1, indices, self._batch, self._autocast)
+        else:
+            loss, global_loss = self._ddp_backward(indices), None
         grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.grad_clip)
         self.optimizer.step()
         self.scheduler.step()
         # one small all-reduce: the global mean loss and "does any rank want to stop?"
         flags = torch.tensor([loss, 1.0 if self.stop.requested else 0.0], dtype=torch.float64, device=self.device)
         dist.all_reduce(flags)
-        return loss, flags[0].item() / self.world_size, float(grad_norm), flags[1].item() > 0
+        global_loss = flags[0].item() / self.world_size if global_loss is None else global_loss
+        return loss, global_loss, float(grad_norm), flags[1].item() > 0
 
-    def _log_step(self, indices, loss, global_loss, lr, grad_norm, seconds) -> None:
+    def _ddp_backward(self, indices: list[int]) -> float:
+        """This rank's share in micro-batches of ``cfg.micro_batch``: gradients accumulate
+        locally (``no_sync``) and are all-reduced once, in the last backward pass."""
+        size = self.cfg.micro_batch or len(indices)
+        parts = [indices[i:i + size] for i in range(0, len(indices), size)]
+        loss = 0.0
+        for i, part in enumerate(parts):
+            batch = self._batch(part)
+            with self.ddp.no_sync() if i < len(parts) - 1 else contextlib.nullcontext(), self._autocast():
+                logits = self.ddp(batch["input_ids"], batch["attention_mask"])
+                part_loss = F.cross_entropy(logits.float(), batch["label"]) * (len(part) / len(indices))
+                part_loss.backward()  # the last one all-reduces (averages) the gradients over ranks
+            loss += part_loss.item()
+        return loss
+
+    def _log_step(self, chunk, indices, loss, global_loss, lr, grad_norm, seconds) -> None:
         s = self.state
         sample_ids = self.train_data.ids[indices].tolist()
         self.ledger.write({"step": s.global_step, "epoch": s.epoch, "loss": loss, "global_loss": global_loss,
-                           "lr": lr, "grad_norm": grad_norm,
-                           "samples": sample_digest(sample_ids), "sample_ids": sample_ids, "attempt": self.attempt,
+                           "lr": lr, "grad_norm": grad_norm,  # samples: the whole step's, whatever the world size
+                           "samples": sample_digest(self.train_data.ids[chunk].tolist()), "sample_ids": sample_ids,
+                           "attempt": self.attempt,
                            "time": time.time()})
         self.tb.scalars(s.global_step, **{"train/loss": global_loss, "train/lr": lr,
                                           "train/grad_norm": grad_norm,
@@ -355,28 +378,6 @@ class Trainer:
         self.tb.close()
         self.ledger.close()
         return summary
-
-def _seed_rngs(seed: int, rank: int) -> None:
-    import random
-
-    import numpy as np
-
-    random.seed(seed * 1000 + rank)
-    np.random.seed(seed * 1000 + rank)
-    torch.manual_seed(seed * 1000 + rank)
-
-
-def _next_attempt(run_dir: Path, rank: int) -> int:
-    """Attempt number of this start (1 = first). Rank 0 records the start; the barrier makes
-    every rank read the same count."""
-    path = run_dir / "attempts.jsonl"
-    if rank == 0:
-        run_dir.mkdir(parents=True, exist_ok=True)
-        with open(path, "a") as f:
-            f.write(json.dumps({"started": time.time(), "pid": os.getpid()}) + "\n")
-    dist.barrier()
-    return sum(1 for line in path.read_text().splitlines() if line.strip())
-
 
 def _prepare(cfg: TrainConfig, rank: int, data_file: str | None) -> PreparedData:
     """The tokenized data. ``launch`` prepares it in the parent and passes the cache file;
