@@ -16,6 +16,7 @@ BENCHMARKS = {
     "tokenizer": (["tokenizer_bench.py"], 2),
     "scaling": (["scaling_bench.py"], 16),
     "checkpoint": (["checkpoint_bench.py"], 16),
+    "reduction": (["reduction_bench.py"], 5),
     "chaos_drill": (["chaos_drill.py"], 6),
     "pipeline": (["pipeline_bench.py"], 3),
 }

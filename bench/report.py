@@ -126,25 +126,38 @@ def checkpoint(r: dict) -> tuple[list, str]:
     return rows, _save(fig, "checkpoint")
 
 
-def chaos(r: dict) -> tuple[list, str]:
-    by_kills = ", ".join(f"{v} killed {k}x" for k, v in r["runs_by_kills"].items())
-    rows = [(f"{r['kills']} real kills at random steps/modes/ranks over {r['runs_total']} runs ({by_kills}), "
-             "resumed automatically after each",
-             f"{r['runs_identical']} of {r['runs_total']} runs bit-identical "
-             f"({', '.join(f'{v} {k}' for k, v in r['by_mode'].items())})",
-             "all runs, >= 20 kills", r["runs_identical"] == r["runs_total"] and r["kills"] >= 20),
-            ("work lost per kill (steps redone)", f"{r['steps_redone_per_kill']:.2f} mean", "recorded", None),
-            ("restart -> first resumed optimizer step", f"{r['restart_to_first_step_seconds_median']:.1f} s median",
-             "recorded", None)]
-    runs = r["runs"]
-    fig, ax = plt.subplots(1, 2, figsize=(8, 3))
-    for n, color in zip(sorted({x["kills"] for x in runs}), ("C0", "C1", "C3")):
-        pts = [x for x in runs if x["kills"] == n]
-        ax[0].scatter([n] * len(pts), [x["steps_redone"] / n for x in pts], c=color)
-        ax[1].scatter([n] * len(pts), [x.get("restart_to_first_step_seconds") or 0 for x in pts], c=color)
-    ax[0].set_xlabel("kills in the run"), ax[0].set_ylabel("steps redone per kill")
-    ax[1].set_xlabel("kills in the run"), ax[1].set_ylabel("last restart -> first step (s)")
+def chaos(results: dict) -> tuple[list, str]:
+    rows = []
+    for reduction, r in results.items():
+        if not isinstance(r, dict) or "runs" not in r:
+            continue
+        by_kills = ", ".join(f"{v} killed {k}x" for k, v in r["runs_by_kills"].items())
+        by_mode = r["steps_redone_per_kill_by_mode"]
+        rows += [(f"`{reduction}`: {r['kills']} real kills at random steps/modes/ranks over {r['runs_total']} runs "
+                  f"({by_kills}), resumed automatically after each",
+                  f"{r['runs_identical']} of {r['runs_total']} runs bit-identical "
+                  f"({', '.join(f'{v} {k}' for k, v in r['by_mode'].items())})",
+                  "all runs, >= 20 kills", r["runs_identical"] == r["runs_total"] and r["kills"] >= 20),
+                 (f"`{reduction}`: steps redone per kill (sigkill / sigterm / during-save)",
+                  f"{r['steps_redone_per_kill']:.2f} mean ({by_mode['sigkill']:.2f} / {by_mode['sigterm']:.2f} / "
+                  f"{by_mode['during-save']:.2f})", "0 per single-rank SIGKILL" if reduction == "invariant" else "recorded",
+                  by_mode["sigkill"] == 0 if reduction == "invariant" else None),
+                 (f"`{reduction}`: restart -> first resumed optimizer step",
+                  f"{r['restart_to_first_step_seconds_median']:.1f} s median", "recorded", None)]
+    fig, ax = plt.subplots(figsize=(6, 3))
+    modes = ("sigkill", "sigterm", "during-save")
+    for i, (reduction, r) in enumerate((k, v) for k, v in results.items() if isinstance(v, dict) and "runs" in v):
+        ax.bar([j + 0.4 * i for j in range(3)], [r["steps_redone_per_kill_by_mode"][m] for m in modes], 0.4, label=reduction)
+    ax.set_xticks([j + 0.2 for j in range(3)], modes), ax.set_ylabel("steps redone per kill"), ax.legend()
     return rows, _save(fig, "chaos_drill")
+
+
+def reduction(r: dict) -> tuple[list, str]:
+    rows = [(f"`{m}`, 2 ranks x 1 thread: invariant reduction vs DDP all-reduce (samples/s)",
+             f"{r[m]['invariant_vs_ddp']:.2f}x ({r[m]['samples_per_s']['invariant']:.1f} vs {r[m]['samples_per_s']['ddp']:.1f}, "
+             f"{r[m]['rounds']} interleaved rounds)", ">= 0.95x", r[m]["invariant_vs_ddp"] >= 0.95)
+            for m in ("bag", "minilm") if m in r]
+    return rows, ""
 
 
 def pipeline(r: dict) -> tuple[list, str]:
@@ -173,6 +186,7 @@ SECTIONS = [("Station 1 · near-duplicate detection", "near_dup", near_dup),
             ("Station 3 · DDP scaling on CPU", "scaling", scaling),
             ("Station 4 · checkpoint cost", "checkpoint", checkpoint),
             ("Station 5 · chaos drill", "chaos_drill", chaos),
+            ("Stations 3 + 5 · the invariant reduction's cost", "reduction", reduction),
             ("Stations 1-5 · the main job", "pipeline", pipeline),
             ("GPU check (`bench/gpu_check.sh`)", "gpu_check", gpu)]
 

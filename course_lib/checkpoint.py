@@ -93,10 +93,11 @@ def tmp_dir(run_dir: str | Path, step: int, attempt: int = 1) -> Path:
     return checkpoint_root(run_dir) / f".tmp-{step_dir_name(step)}-attempt{attempt}"
 
 
-def required_parts(world_size: int) -> list[str]:
+def required_parts(world_size: int, rank_rng: bool = True) -> list[str]:
     """The files a checkpoint of a ``world_size``-rank run must hold: the shared state and
-    one RNG file per rank. A checkpoint missing any of them cannot resume every rank."""
-    return [*STATE_PARTS, *(f"rng-rank{r}.pt" for r in range(world_size))]
+    one RNG file per rank. A checkpoint missing any of them cannot resume every rank. Runs
+    whose randomness belongs to no rank (the invariant reduction) need no RNG files."""
+    return [*STATE_PARTS, *(f"rng-rank{r}.pt" for r in range(world_size if rank_rng else 0))]
 
 
 def list_checkpoints(run_dir: str | Path) -> list[Path]:
@@ -184,15 +185,20 @@ def write_atomic(path: Path, data: bytes | memoryview) -> None:
     os.replace(tmp, path)
 
 
-def commit(run_dir: str | Path, step: int, meta: dict, known: dict | None = None, attempt: int = 1) -> Path:
+def commit(run_dir: str | Path, step: int, meta: dict, known: dict | None = None, attempt: int = 1,
+           tmp: Path | None = None) -> Path:
     """Rank 0, after every rank has written its parts: completeness check, manifest, rename,
-    ``LATEST``. ``meta`` must give ``world_size``. ``known`` holds hashes that ``write_part``
-    already computed; other files are hashed here. An incomplete folder is never committed."""
-    tmp = tmp_dir(run_dir, step, attempt)
+    ``LATEST``. ``meta`` must give ``world_size`` (and ``rank_rng: False`` for a run whose
+    randomness belongs to no rank). ``known`` holds hashes that ``write_part`` already
+    computed; other files are hashed here. An incomplete folder is never committed.
+
+    An ``emergency`` save (``meta``) never replaces a committed checkpoint: several survivors
+    may race to save the same step, and any one of them will do."""
+    tmp = tmp or tmp_dir(run_dir, step, attempt)
     known = known or {}
     files = {p.name: known.get(p.name) or {"sha256": _sha256(p), "size": p.stat().st_size}
              for p in sorted(tmp.iterdir()) if p.name != "manifest.json"}
-    parts = required_parts(meta["world_size"])
+    parts = required_parts(meta["world_size"], meta.get("rank_rng", True))
     missing = [name for name in parts if name not in files]
     if missing:
         raise CheckpointError(f"not committing step {step}: {', '.join(missing)} missing from {tmp.name} "
@@ -207,20 +213,34 @@ def commit(run_dir: str | Path, step: int, meta: dict, known: dict | None = None
         f.flush()
         os.fsync(f.fileno())
     final = checkpoint_root(run_dir) / step_dir_name(step)
-    if final.exists():  # the same step saved by a later attempt (e.g. after an epoch-start resume):
+    if meta.get("emergency"):
+        try:
+            os.rename(tmp, final)  # fails if another survivor (or the periodic save) got there first
+        except OSError:
+            shutil.rmtree(tmp, ignore_errors=True)
+            return final
+    elif final.exists():  # the same step saved by a later attempt (e.g. after an epoch-start resume):
         old = tmp.with_name(f".old-{final.name}-attempt{attempt}")  # move it aside in one rename;
         os.rename(final, old)  # a crash before the next rename leaves the older checkpoints valid
         os.rename(tmp, final)
         shutil.rmtree(old, ignore_errors=True)
     else:
         os.rename(tmp, final)
-    latest_tmp = checkpoint_root(run_dir) / "LATEST.tmp"
+    latest_tmp = checkpoint_root(run_dir) / f"LATEST.tmp-{os.getpid()}"  # one per writer: survivors race
     latest_tmp.write_text(final.name + "\n")
     with open(latest_tmp) as f:
         os.fsync(f.fileno())
     os.replace(latest_tmp, checkpoint_root(run_dir) / "LATEST")
     _fsync_dir(checkpoint_root(run_dir))
     return final
+
+
+def emergency_save(run_dir: str | Path, step: int, parts: dict, meta: dict, rank: int, attempt: int) -> Path:
+    """A survivor's checkpoint of ``step``: written alone (its peers are gone), in a folder of its
+    own, committed unless another survivor or the periodic save committed that step first."""
+    tmp = tmp_dir(run_dir, step, attempt).with_name(f"{tmp_dir(run_dir, step, attempt).name}-rank{rank}")
+    hashes = {name: write_part(tmp, name, obj) for name, obj in parts.items()}
+    return commit(run_dir, step, meta, known=hashes, attempt=attempt, tmp=tmp)
 
 
 def _version() -> str:
@@ -269,7 +289,7 @@ def verify(path: str | Path) -> tuple[bool, str]:
         return False, f"foreign manifest: it describes step {step}, the folder is {path.name}"
     if not isinstance(manifest.get("world_size"), int) or manifest["world_size"] < 1:
         return False, "manifest does not state the world size, so its completeness cannot be checked"
-    parts = required_parts(manifest["world_size"])
+    parts = required_parts(manifest["world_size"], manifest.get("rank_rng", True))
     unlisted = [name for name in parts if name not in files or name not in manifest.get("parts", parts)]
     if unlisted:
         return False, (f"incomplete: {', '.join(unlisted)} missing (a {manifest['world_size']}-rank checkpoint "

@@ -10,8 +10,9 @@ import shutil
 import time
 from pathlib import Path
 
-from .compare import compare_runs  # noqa: F401  (re-exported for the notebooks)
+from .compare import compare_runs
 from .config import TrainConfig
+from .faults import fired_kills
 from .launch import RunInterrupted, launch
 from .monitor import read_ledger
 
@@ -50,11 +51,15 @@ def interrupt_and_resume(cfg: TrainConfig, kill_at_step: int | list[int], kill_m
     if summary is None:
         raise RuntimeError(f"{cfg.run_dir}: still interrupted after {len(interruptions)} kills: {interruptions[-1]}")
     rows = read_ledger(cfg.run_dir, 0, last_attempt=False)
-    # every ledger line of a step that a later attempt did again is lost work
-    redone = len(rows) - len({r["step"] for r in rows})
+    # every ledger line of a step that a later attempt did again is lost work, charged to its attempt
+    redone_by_attempt = {a: sum(1 for r in rows if r["attempt"] == a and any(q["step"] == r["step"] and q["attempt"] > a
+                                                                         for q in rows))
+                         for a in sorted({r["attempt"] for r in rows})}
+    redone = sum(redone_by_attempt.values())
     first_resumed = min((r["time"] for r in rows if r["attempt"] == summary["attempt"]), default=None)
     return {"interrupted": interruptions[0] if interruptions else None, "interruptions": interruptions,
             "kills": len(interruptions), "resumed_from": summary["resumed_from"], "steps_redone": redone,
+            "redone_by_attempt": redone_by_attempt,
             "resume_call_seconds": None if t_restart is None else time.perf_counter() - t_restart, "summary": summary,
             # last restart -> first optimizer step of the resumed run: start-up, rendezvous, load, verify
             "restart_to_first_step_seconds": None if first_resumed is None or restarted_at is None
@@ -71,6 +76,34 @@ def resume_mode_study(workdir: str | Path, base: TrainConfig, kill_at_step: int,
         cfg = base.replace(run_dir=str(workdir / mode))
         interrupt_and_resume(cfg, kill_at_step, resume_mode=mode)
         out["runs"][mode] = {"run_dir": cfg.run_dir, **compare_runs(ref, cfg.run_dir)}
+    return out
+
+
+def resume_elsewhere(workdir: str | Path, base: TrainConfig, kill_at_step: int, resume_world_size: int = 1) -> dict:
+    """Kill a run of ``base`` (at its world size), resume it on ``resume_world_size`` ranks, and
+    compare it with the uninterrupted run: close with DDP, identical with the invariant reduction."""
+    workdir = Path(workdir) / base.reduction
+    ref = ensure_reference(base.replace(run_dir=str(workdir / "reference")))
+    run = base.replace(run_dir=str(workdir / f"ws{base.world_size}-to-{resume_world_size}"))
+    interrupt_and_resume(run, kill_at_step, resume_world_size=resume_world_size)
+    return compare_runs(ref, run.run_dir)
+
+
+def world_size_study(workdir: str | Path, base: TrainConfig, world_sizes=(1, 2, 4), steps: int = 30) -> dict:
+    """One config trained on 1, 2 and 4 ranks, with DDP's all-reduce and with the invariant
+    reduction; each run compared with the 1-rank run of the same reduction."""
+    out = {}
+    for reduction in ("ddp", "invariant"):
+        runs = {}
+        for ws in world_sizes:
+            cfg = base.replace(run_dir=str(Path(workdir) / f"{reduction}-ws{ws}"), world_size=ws, reduction=reduction,
+                               max_steps=steps)
+            shutil.rmtree(cfg.run_dir, ignore_errors=True)
+            launch(cfg, quiet=True)
+            runs[ws] = cfg.run_dir
+        ref = runs[world_sizes[0]]
+        out[reduction] = {ws: {k: c[k] for k in ("identical", "first_divergent_step", "max_loss_diff")}
+                          for ws, c in ((ws, compare_runs(ref, run)) for ws, run in runs.items() if ws != world_sizes[0])}
     return out
 
 
@@ -94,7 +127,10 @@ def chaos_drill(workdir: str | Path, base: TrainConfig, kills: int = 20, seed: i
         r = interrupt_and_resume(cfg, steps, modes, kill_rank=ranks)
         c = compare_runs(ref, cfg.run_dir)
         first = r["restart_to_first_step_seconds"]
+        fired = {k["attempt"]: k["mode"] for k in fired_kills(cfg.run_dir)}
         results.append({"run": i, "steps": steps, "modes": modes, "ranks": ranks, "kills": r["kills"],
+                        "redone_per_kill": [{"mode": fired.get(a), "redone": n} for a, n in r["redone_by_attempt"].items()
+                                            if a in fired],
                         "identical": c["identical"], "resumed_from": r["resumed_from"], "steps_redone": r["steps_redone"],
                         "resume_call_seconds": None if r["resume_call_seconds"] is None else round(r["resume_call_seconds"], 2),
                         "restart_to_first_step_seconds": None if first is None else round(first, 2),

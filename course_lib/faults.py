@@ -33,6 +33,7 @@ from typing import Callable
 from .config import TrainConfig
 
 EXIT_PREEMPTED = 143  # 128 + SIGTERM: what a shell reports for a process ended by SIGTERM
+EXIT_SURVIVED = 75    # EX_TEMPFAIL: a peer died; this rank saved the last finished step and left
 
 
 @dataclass(frozen=True)

@@ -79,6 +79,24 @@ def measure_scaling(workdir: str | Path = "runs/scaling", model: str = "bag", st
             "ledger_rows": len(read_ledger(Path(workdir) / "round-1" / "2_ranks_x_1_thread", 0))}
 
 
+def reduction_cost(workdir: str | Path = "runs/reduction", model: str = "bag", steps: int = 30, rounds: int = 2,
+                   train_limit: int = 4000, global_batch_size: int = 64, skip: int = 3, **overrides) -> dict:
+    """samples/s of 2 ranks x 1 thread with DDP's all-reduce and with the invariant reduction,
+    in turns (``rounds`` times each), and their ratio: what bit-identity on any world size costs."""
+    base = dict(model=model, max_steps=steps, train_limit=train_limit, save_every_steps=0, log_every=10_000,
+                eval_limit=64, epochs=1, world_size=2, threads_per_rank=1, global_batch_size=global_batch_size,
+                **overrides)
+    rates: dict[str, list[float]] = {"ddp": [], "invariant": []}
+    for r in range(rounds):
+        for reduction in rates:
+            run_dir = Path(workdir) / f"round-{r + 1}" / reduction
+            launch(TrainConfig(run_dir=str(run_dir), reduction=reduction, **base), quiet=True)
+            rates[reduction] += _samples_per_s(run_dir, skip)
+    out = {k: statistics.median(v) for k, v in rates.items()}
+    return {"samples_per_s": out, "invariant_vs_ddp": out["invariant"] / out["ddp"], "rounds": rounds, "steps": steps,
+            "model": model, "global_batch_size": global_batch_size}
+
+
 def step_anatomy(model: str = "bag", batch_size: int = 32, max_length: int = 256, threads: int = 1,
                  repeats: int = 5, train_limit: int = 2000) -> dict[str, dict[str, float]]:
     """Median seconds of each phase of one training step in one process, on real tokenized

@@ -32,13 +32,17 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 from . import checkpoint as ckpt
 from .async_save import BackgroundWriter
 from .config import SHAPE_KEYS, TrainConfig
-from .faults import EXIT_PREEMPTED, FaultInjector, GracefulStop
+from .faults import EXIT_PREEMPTED, EXIT_SURVIVED, FaultInjector, GracefulStop
 from .invariant import InvariantStep
 from .consistency import check_ranks_agree
+from .evaluation import held_out_metrics
 from .models import build_model
 from .monitor import Ledger, TensorBoardLogger, next_attempt
 from .prepare import PreparedData, prepare_for
 from .sampling import ResumableDistributedSampler, sample_digest
+
+
+PEER_LOST = ("Connection closed by peer", "Connection reset by peer")  # gloo's words (a plain RuntimeError)
 
 
 @dataclass
@@ -136,8 +140,9 @@ class Trainer:
             self.optimizer.load_state_dict(ckpt.load_part(path, "optimizer.pt"))
             self.scheduler.load_state_dict(ckpt.load_part(path, "scheduler.pt"))
         same_world = saved_cfg["world_size"] == self.world_size
-        if mode != "no-rng" and same_world:
-            ckpt.set_rng_state(ckpt.load_part(path, f"rng-rank{self.rank}.pt"))
+        rng_file = path / f"rng-rank{self.rank}.pt"  # the invariant reduction needs none (emergency saves lack them)
+        if mode != "no-rng" and same_world and (self.invariant is None or rng_file.exists()):
+            ckpt.set_rng_state(ckpt.load_part(path, rng_file.name))
         exact = self.invariant is not None and saved_cfg.get("reduction") == "invariant"
         if not same_world and self.rank == 0 and exact:
             self.report.line(f"NOTE: resuming a {saved_cfg['world_size']}-rank checkpoint on {self.world_size} rank(s) "
@@ -183,7 +188,10 @@ class Trainer:
     def train(self) -> dict:
         t_start = time.perf_counter()
         while self.state.epoch < self.cfg.epochs and self.state.global_step < self.total_steps:
-            self._run_epoch()
+            try:
+                self._run_epoch()
+            except RuntimeError as err:  # a peer is gone? what it finished, we hold
+                self._survive(err)
             if self.state.step_in_epoch >= self.sampler.steps_per_epoch:
                 self.state.epoch += 1
                 self.state.step_in_epoch = 0
@@ -234,13 +242,15 @@ class Trainer:
             loss, global_loss = self.invariant.run(self.state.global_step + 1, indices, self._batch, self._autocast)
         else:
             loss, global_loss = self._ddp_backward(indices), None
-        grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.grad_clip)
-        self.optimizer.step()
-        self.scheduler.step()
-        # one small all-reduce: the global mean loss and "does any rank want to stop?"
+        # one small all-reduce: the global mean loss and "does any rank want to stop?". It is the
+        # step's last collective: nothing after it can fail for a lost peer, so a rank that
+        # notices a dead peer still holds the state of the last finished step
         flags = torch.tensor([loss, 1.0 if self.stop.requested else 0.0], dtype=torch.float64, device=self.device)
         dist.all_reduce(flags)
         global_loss = flags[0].item() / self.world_size if global_loss is None else global_loss
+        grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.grad_clip)
+        self.optimizer.step()
+        self.scheduler.step()
         return loss, global_loss, float(grad_norm), flags[1].item() > 0
 
     def _ddp_backward(self, indices: list[int]) -> float:
@@ -300,14 +310,12 @@ class Trainer:
             return
         if self.rank != 0:
             return
-        parts = {"model.pt": self.model.state_dict(), "optimizer.pt": self.optimizer.state_dict(),
-                 "scheduler.pt": self.scheduler.state_dict(),
-                 "trainer.pt": {"state": dataclasses.asdict(self.state), "config": json.dumps(self.cfg.to_dict())}}
+        parts = self._state_parts()
         background = self.cfg.async_save and not wait
         if background:  # the bytes are the snapshot: training will change the live tensors
             parts = {name: ckpt.serialize(obj) for name, obj in parts.items()}
         meta = {"epoch": self.state.epoch, "world_size": self.world_size, "config_hash": self.cfg.shape_hash(),
-                "attempt": self.attempt}
+                "attempt": self.attempt, "rank_rng": self.invariant is None}
         self.writer.submit(lambda: self._write_and_commit(step, parts, meta, fault), background)
         # what the training loop waited for (with async_save: the serialisation, not the writing)
         self.tb.scalars(step, **{"checkpoint/blocking_seconds": time.perf_counter() - t0})
@@ -327,6 +335,28 @@ class Trainer:
         size = sum(p.stat().st_size for p in path.iterdir())
         self.tb.scalars(step, **{"checkpoint/save_seconds": time.perf_counter() - t0, "checkpoint/size_mb": size / 2**20})
 
+    def _state_parts(self) -> dict:
+        return {"model.pt": self.model.state_dict(), "optimizer.pt": self.optimizer.state_dict(),
+                "scheduler.pt": self.scheduler.state_dict(),
+                "trainer.pt": {"state": dataclasses.asdict(self.state), "config": json.dumps(self.cfg.to_dict())}}
+
+    def _survive(self, err: Exception) -> None:
+        """A peer died. Every collective of a step comes before its optimizer step, so this rank
+        holds the full state of the newest finished step, the same on every rank that finished
+        it. With the invariant reduction no randomness belongs to the dead rank either: save it
+        (emergency checkpoint, same commit protocol) and leave with :data:`EXIT_SURVIVED`."""
+        lost = isinstance(err, dist.DistError) or any(m in str(err) for m in PEER_LOST)
+        if self.invariant is None or not lost:
+            raise err
+        self.writer.wait()  # a periodic save in flight finishes first
+        meta = {"epoch": self.state.epoch, "world_size": self.world_size, "config_hash": self.cfg.shape_hash(),
+                "attempt": self.attempt, "rank_rng": False, "emergency": True, "saved_by_rank": self.rank}
+        path = ckpt.emergency_save(self.run_dir, self.state.global_step, self._state_parts(), meta, self.rank, self.attempt)
+        self.report.line(f"Rank {self.rank}: a peer is gone ({' '.join(str(err).split())[:120]}); emergency "
+                         f"checkpoint {path.name} of the last finished step saved, exiting for --resume auto")
+        self.tb.close()
+        raise SystemExit(EXIT_SURVIVED)
+
     def _preempted(self) -> None:
         if self.rank == 0:
             self.report.line(f"Stop requested ({self.stop.requested or 'by another rank'}): saved step "
@@ -337,24 +367,10 @@ class Trainer:
         raise SystemExit(EXIT_PREEMPTED)
 
     # ------------------------------------------------------------------ evaluation
-    @torch.no_grad()
     def evaluate(self) -> dict:
-        """Held-out loss and accuracy; each rank scores a share, counts are all-reduced."""
-        self.ddp.eval()
-        n = len(self.test_data) if not self.cfg.eval_limit else min(self.cfg.eval_limit, len(self.test_data))
-        mine = list(range(self.rank, n, self.world_size))
-        sums = torch.zeros(3, dtype=torch.float64, device=self.device)  # loss sum, correct, count
-        for start in range(0, len(mine), 256):
-            idx = mine[start:start + 256]
-            batch = {k: v.to(self.device) for k, v in self.test_data.batch(idx, self.pad_id).items()}
-            with self._autocast():
-                logits = self.model(batch["input_ids"], batch["attention_mask"]).float()
-            sums += torch.tensor([F.cross_entropy(logits, batch["label"], reduction="sum").item(),
-                                  (logits.argmax(1) == batch["label"]).sum().item(), len(idx)],
-                                 dtype=torch.float64, device=self.device)
-        dist.all_reduce(sums)
-        metrics = {"val_loss": sums[0].item() / max(sums[2].item(), 1), "val_accuracy": sums[1].item() / max(sums[2].item(), 1),
-                   "val_count": int(sums[2].item())}
+        """Held-out loss and accuracy (:mod:`course_lib.evaluation`), logged to TensorBoard."""
+        metrics = held_out_metrics(self.model, self.test_data, self.pad_id, self.rank, self.world_size, self.device,
+                                   self.cfg.eval_limit, self._autocast)
         self.tb.scalars(self.state.global_step, **{"val/loss": metrics["val_loss"], "val/accuracy": metrics["val_accuracy"]})
         return metrics
 

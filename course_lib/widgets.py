@@ -16,7 +16,7 @@ import matplotlib.pyplot as plt
 from IPython.display import Image, display
 
 from .compare import compare_runs, format_report
-from .config import KILL_MODES, RESUME_MODES, TrainConfig
+from .config import KILL_MODES, REDUCTIONS, RESUME_MODES, TrainConfig
 from . import drills, plots
 from .faults import kill
 
@@ -35,6 +35,10 @@ class InterruptionLab:
         self.more_kills = W.Text(value="", placeholder="e.g. 30, 35", description="then kill at")
         self.resume_mode = W.Dropdown(options=RESUME_MODES, value="full", description="resume mode")
         self.world_size = W.Dropdown(options=[2, 1], value=2, description="world size")
+        # a node lost for good: resume on another number of ranks (exact with the invariant reduction)
+        self.resume_on = W.Dropdown(options=[("same ranks", 0), ("1 rank", 1), ("2 ranks", 2)], value=0,
+                                    description="resume on")
+        self.reduction = W.Dropdown(options=REDUCTIONS, value="ddp", description="reduction")
         self.run_length = W.IntSlider(value=run_length, min=10, max=200, step=10, description="run length")
         self.run_button = W.Button(description="Run", button_style="primary", icon="play")
         self.kill_button = W.Button(description="kill now", button_style="danger", icon="bolt", disabled=True)
@@ -50,7 +54,7 @@ class InterruptionLab:
         self._pids: list[int] = []
         self._thread: threading.Thread | None = None
         self.widget = W.VBox([
-            W.HBox([self.kill_step, self.kill_mode, self.more_kills]), W.HBox([self.resume_mode, self.world_size]),
+            W.HBox([self.kill_step, self.kill_mode, self.more_kills]), W.HBox([self.resume_mode, self.world_size, self.resume_on]), self.reduction,
             W.HBox([self.run_length, self.run_button, self.kill_button]), W.HBox([self.progress, self.status]),
             self.output])
 
@@ -85,7 +89,7 @@ class InterruptionLab:
     # ------------------------------------------------------------------ the work
     def config(self, name: str, **extra) -> TrainConfig:
         return TrainConfig(run_dir=str(self.workdir / name), world_size=self.world_size.value,
-                           max_steps=self.run_length.value, **{**self.base, **extra})
+                           max_steps=self.run_length.value, reduction=self.reduction.value, **{**self.base, **extra})
 
     def _step(self, text: str) -> None:
         self.progress.value += 1
@@ -104,14 +108,15 @@ class InterruptionLab:
     def _run(self) -> None:
         self.progress.value = 0
         self.progress.description = "reference run"
-        ref = drills.ensure_reference(self.config(f"reference-ws{self.world_size.value}-n{self.run_length.value}"))
+        ref = drills.ensure_reference(self.config(
+            f"reference-{self.reduction.value}-ws{self.world_size.value}-n{self.run_length.value}"))
         self._step("interrupted run")
         run = self.config("interrupted")
         self.kill_button.disabled = False
         self._pids = []
         steps = run.replace(kill_at_step=f"{self.kill_step.value} {self.more_kills.value}").kill_at_step
-        report = drills.interrupt_and_resume(run, steps, self.kill_mode.value,
-                                             resume_mode=self.resume_mode.value, on_start=self._remember)
+        report = drills.interrupt_and_resume(run, steps, self.kill_mode.value, resume_mode=self.resume_mode.value,
+                                             resume_world_size=self.resume_on.value or None, on_start=self._remember)
         self._step("done")
         self.result = compare_runs(ref, run.run_dir)
         label = f"killed {report['kills']}x ({self.kill_mode.value}), resumed {self.resume_mode.value}"

@@ -60,3 +60,16 @@ def test_a_run_resumed_on_another_world_size_is_bit_identical(one_rank, tmp_path
     assert "continues bit-identically" in (tmp_path / "run" / "logs" / "rank0.log").read_text()
     result = compare_runs(one_rank, tmp_path / "run")
     assert result["identical"], result
+
+
+@pytest.mark.parametrize("rank", [0, 1])
+def test_survivors_save_the_last_finished_step_so_a_sigkill_costs_no_step(one_rank, tmp_path, rank):
+    import json
+
+    report = interrupt_and_resume(invariant_cfg(tmp_path / "run"), 8, "sigkill", kill_rank=rank)
+    assert "newest valid checkpoint: step-00000007" in report["interrupted"], report["interrupted"]
+    manifest = json.loads((tmp_path / "run" / "checkpoints" / "step-00000007" / "manifest.json").read_text())
+    assert manifest["emergency"] and manifest["saved_by_rank"] == 1 - rank and not manifest["rank_rng"]
+    assert report["steps_redone"] == 0 and report["resumed_from"] == 7
+    result = compare_runs(one_rank, tmp_path / "run")
+    assert result["identical"], result

@@ -32,6 +32,14 @@ def test_lab_full_resume_is_identical_then_weights_only_differs(tmp_path):
     assert lab.error is None, lab.error
     assert lab.result["identical"] and lab.report_text.count("killed by SIGKILL") == 3, lab.report_text
 
+    lab.more_kills.value = ""
+    lab.reduction.value = "invariant"  # a node lost for good: killed on 2 ranks, resumed on 1, still exact
+    lab.resume_on.value = 1
+    lab.run_button.click()
+    lab.wait(240)
+    assert lab.error is None, lab.error
+    assert lab.result["identical"], lab.report_text
+
 
 def test_run_length_bounds_the_kill_slider(tmp_path):
     lab = InterruptionLab(tmp_path / "lab")
