@@ -29,7 +29,7 @@ def _cmd_train(args) -> int:
     if "RANK" in os.environ and "WORLD_SIZE" in os.environ:  # started by torchrun: we are one rank
         from contextlib import nullcontext
 
-        from .launch import check_before_start, run_dir_lock
+        from .launch import check_before_start, exit_now, run_dir_lock
 
         world, rank = int(os.environ["WORLD_SIZE"]), int(os.environ["RANK"])
         cfg = TrainConfig.from_args(args, world_size=world)
@@ -37,7 +37,7 @@ def _cmd_train(args) -> int:
         local_world = int(os.environ.get("LOCAL_WORLD_SIZE", world))
         with run_dir_lock(cfg.run_dir) if rank == 0 else nullcontext():
             run_rank(cfg, rank, world, int(os.environ.get("LOCAL_RANK", 0)), local_world, Reporter(rank, progress=False))
-        return 0
+        exit_now(0)  # the work is on disk: leave without the interpreter's teardown (see exit_now)
     cfg = TrainConfig.from_args(args)
     try:
         summary = launch(cfg)

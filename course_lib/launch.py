@@ -372,4 +372,4 @@ def torchrun_command(cfg: TrainConfig, nnodes: int = 1, nproc_per_node: int = 2,
              f"--master-addr {master_addr}", f"--master-port {master_port}"]
     if max_restarts:
         parts.append(f"--max-restarts {max_restarts}")
-    return " ".join(parts + ["-m course_lib.train", "--run-dir", cfg.run_dir, *cfg.to_args(skip=("run_dir", "world_size"))])
+    return " ".join(parts + ["-m course_lib train", "--run-dir", cfg.run_dir, *cfg.to_args(skip=("run_dir", "world_size"))])

@@ -9,7 +9,7 @@ epoch, global step, last loss) and every RNG of every rank. The data order is a 
 of (seed, epoch, step) (:mod:`course_lib.sampling`), so restoring those objects puts the loop
 exactly where it was: the resumed run is bit-identical to one never interrupted.
 
-Run it under ``torchrun`` with ``python -m course_lib.train --run-dir DIR ...``, or from
+Run it under ``torchrun`` with ``torchrun ... -m course_lib train --run-dir DIR ...``, or from
 Python / a notebook through :func:`course_lib.launch.launch`.
 """
 from __future__ import annotations
@@ -404,10 +404,3 @@ def _prepare(cfg: TrainConfig, rank: int, data_file: str | None) -> PreparedData
         dist.broadcast_object_list(where, src=0)
         data_file = where[0]
     return PreparedData.load(data_file)
-
-
-if __name__ == "__main__":  # python -m course_lib.train ... (the torchrun entry point)
-    from .cli import main
-    from .launch import exit_now
-
-    exit_now(main(["train", *sys.argv[1:]]))

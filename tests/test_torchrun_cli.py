@@ -17,7 +17,7 @@ def torchrun(*args):
 
 
 def train_args(cfg):
-    return ["-m", "course_lib.train", *cfg_args(cfg)]
+    return ["-m", "course_lib", "train", *cfg_args(cfg)]
 
 
 @pytest.fixture(scope="module")
