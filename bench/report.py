@@ -160,6 +160,15 @@ def reduction(r: dict) -> tuple[list, str]:
     return rows, ""
 
 
+def elastic(r: dict) -> tuple[list, str]:
+    n = len(r["runs"])
+    return [("torchrun `--nnodes 1:2`, one of two nodes killed whole mid-run (invariant reduction)",
+             f"{r['identical']} of {n} runs finished on 1 rank bit-identical to the undisturbed 2-rank run",
+             f"{n} of {n}", r["identical"] == n),
+            ("node's death -> first step of the shrunken group", f"{r['seconds_to_first_step_median']:.1f} s median "
+             f"({', '.join(str(x['seconds_to_first_step_after']) for x in r['runs'])})", "recorded", None)], ""
+
+
 def pipeline(r: dict) -> tuple[list, str]:
     d, q = r["default"], r["quick"]
     kill = d["interruption"] or {}
@@ -187,6 +196,7 @@ SECTIONS = [("Station 1 · near-duplicate detection", "near_dup", near_dup),
             ("Station 4 · checkpoint cost", "checkpoint", checkpoint),
             ("Station 5 · chaos drill", "chaos_drill", chaos),
             ("Stations 3 + 5 · the invariant reduction's cost", "reduction", reduction),
+            ("Station 5 · a node lost for good (torchrun elastic)", "elastic", elastic),
             ("Stations 1-5 · the main job", "pipeline", pipeline),
             ("GPU check (`bench/gpu_check.sh`)", "gpu_check", gpu)]
 
