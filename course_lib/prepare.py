@@ -169,3 +169,16 @@ def prepare_for(cfg, progress: bool = True) -> PreparedData:
     return prepare_imdb(source=cfg.data_source, path=cfg.data_path, limit=cfg.train_limit or None,
                         tokenizer=cfg.tokenizer, max_length=cfg.max_length, seed=cfg.seed,
                         cache_dir=cfg.cache_dir, progress=progress)
+
+
+def prepared_for_rank(cfg, rank: int, data_file: str | None) -> PreparedData:
+    """The tokenized data, in a rank. ``launch`` prepares it in the parent and passes the cache
+    file; under torchrun rank 0 prepares it (or finds it in the cache) and tells the others
+    where it is, so two ranks never tokenize at once and the others never import ``transformers``."""
+    if data_file is None:
+        import torch.distributed as dist
+
+        where = [str(prepare_for(cfg, progress=True).path) if rank == 0 else None]
+        dist.broadcast_object_list(where, src=0)
+        data_file = where[0]
+    return PreparedData.load(data_file)

@@ -38,7 +38,7 @@ from .consistency import check_ranks_agree
 from .evaluation import held_out_metrics
 from .models import build_model
 from .monitor import Ledger, TensorBoardLogger, next_attempt
-from .prepare import PreparedData, prepare_for
+from .prepare import prepared_for_rank
 from .sampling import ResumableDistributedSampler, sample_digest
 
 
@@ -62,7 +62,7 @@ class Trainer:
         self.stop = GracefulStop()
         self.faults = FaultInjector(cfg, rank, self.attempt)
 
-        data = _prepare(cfg, rank, data_file)
+        data = prepared_for_rank(cfg, rank, data_file)
         self.train_data, self.test_data, self.data_info = data.train, data.test, data.info
         self.pad_id = data.info["tokenizer"]["pad_id"]
         if len(set(self.train_data.labels.tolist())) < 2:
@@ -394,13 +394,3 @@ class Trainer:
         self.tb.close()
         self.ledger.close()
         return summary
-
-def _prepare(cfg: TrainConfig, rank: int, data_file: str | None) -> PreparedData:
-    """The tokenized data. ``launch`` prepares it in the parent and passes the cache file;
-    under torchrun rank 0 prepares it (or finds it in the cache) and tells the others where it
-    is, so two ranks never tokenize at once and the others never import ``transformers``."""
-    if data_file is None:
-        where = [str(prepare_for(cfg, progress=True).path) if rank == 0 else None]
-        dist.broadcast_object_list(where, src=0)
-        data_file = where[0]
-    return PreparedData.load(data_file)
