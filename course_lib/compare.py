@@ -20,18 +20,24 @@ def _final_digest(run_dir: Path) -> str | None:
 
 
 def _seen(run_dir: Path) -> Counter:
-    """How often each sample id was trained on, over all ranks, as the final model saw it.
+    """How often each sample id was trained on, as the final model saw it: per step, the
+    step's whole batch (``batch_ids``) as written by its newest attempt, from any rank. (A rank
+    that died may not have logged a step that it did finish; its peers logged the same batch.)
 
-    Per step only the newest attempt counts, across ranks: after a resume on fewer ranks the
-    lines a vanished rank wrote before the crash are lost work, not training."""
+    Ledgers written before ``batch_ids`` existed: the union of every rank's ``sample_ids`` of
+    the newest attempt."""
     rows = [row for rank in ledger_ranks(run_dir) for row in read_ledger(run_dir, rank)]
-    newest: dict[int, int] = {}
+    newest: dict[int, dict] = {}
     for row in rows:
-        newest[row["step"]] = max(newest.get(row["step"], 0), row["attempt"])
+        if row["step"] not in newest or row["attempt"] > newest[row["step"]]["attempt"]:
+            newest[row["step"]] = row
     seen: Counter = Counter()
-    for row in rows:
-        if row["attempt"] == newest[row["step"]]:
-            seen.update(row.get("sample_ids", []))
+    for step, row in newest.items():
+        if "batch_ids" in row:
+            seen.update(row["batch_ids"])
+        else:
+            seen.update(i for r in rows if r["step"] == step and r["attempt"] == row["attempt"]
+                        for i in r.get("sample_ids", []))
     return seen
 
 

@@ -270,10 +270,10 @@ class Trainer:
 
     def _log_step(self, chunk, indices, loss, global_loss, lr, grad_norm, seconds) -> None:
         s = self.state
-        sample_ids = self.train_data.ids[indices].tolist()
+        sample_ids, batch_ids = self.train_data.ids[indices].tolist(), self.train_data.ids[chunk].tolist()
         self.ledger.write({"step": s.global_step, "epoch": s.epoch, "loss": loss, "global_loss": global_loss,
-                           "lr": lr, "grad_norm": grad_norm,  # samples: the whole step's, whatever the world size
-                           "samples": sample_digest(self.train_data.ids[chunk].tolist()), "sample_ids": sample_ids,
+                           "lr": lr, "grad_norm": grad_norm,  # samples, batch_ids: the whole step's, on any world size
+                           "samples": sample_digest(batch_ids), "sample_ids": sample_ids, "batch_ids": batch_ids,
                            "attempt": self.attempt,
                            "time": time.time()})
         self.tb.scalars(s.global_step, **{"train/loss": global_loss, "train/lr": lr,

@@ -23,3 +23,4 @@ def test_losing_a_node_costs_no_step_and_no_bit(tmp_path):
     assert 0 < result["seconds_to_first_step_after"] < 120
     comparison = compare_runs(tmp_path / "reference", tmp_path / "elastic")
     assert comparison["identical"], comparison
+    assert comparison["skipped_samples"] == comparison["repeated_samples"] == 0
