@@ -24,21 +24,21 @@ def _cmd_pipeline(args) -> int:
 
 
 def _cmd_train(args) -> int:
-    from .launch import RankFailed, Reporter, RunInterrupted, launch, run_rank
+    torchrun = "RANK" in os.environ and "WORLD_SIZE" in os.environ  # started by torchrun: we are one rank
+    # the config's own checks first: they need no torch, so a mistake is answered at once
+    cfg = TrainConfig.from_args(args, **({"world_size": int(os.environ["WORLD_SIZE"])} if torchrun else {}))
+    from .launch import RankFailed, Reporter, RunInterrupted, check_before_start, exit_now, launch, run_dir_lock, run_rank
 
-    if "RANK" in os.environ and "WORLD_SIZE" in os.environ:  # started by torchrun: we are one rank
+    if torchrun:
         from contextlib import nullcontext
 
-        from .launch import check_before_start, exit_now, run_dir_lock
-
-        world, rank = int(os.environ["WORLD_SIZE"]), int(os.environ["RANK"])
-        cfg = TrainConfig.from_args(args, world_size=world)
+        rank = int(os.environ["RANK"])
         check_before_start(cfg)
-        local_world = int(os.environ.get("LOCAL_WORLD_SIZE", world))
+        local_world = int(os.environ.get("LOCAL_WORLD_SIZE", cfg.world_size))
         with run_dir_lock(cfg.run_dir) if rank == 0 else nullcontext():
-            run_rank(cfg, rank, world, int(os.environ.get("LOCAL_RANK", 0)), local_world, Reporter(rank, progress=False))
+            run_rank(cfg, rank, cfg.world_size, int(os.environ.get("LOCAL_RANK", 0)), local_world,
+                     Reporter(rank, progress=False))
         exit_now(0)  # the work is on disk: leave without the interpreter's teardown (see exit_now)
-    cfg = TrainConfig.from_args(args)
     try:
         summary = launch(cfg)
     except RunInterrupted as err:

@@ -94,7 +94,7 @@ class TrainConfig:
         self.kill_at_step = [s for s in self.kill_at_step if s]  # 0 = no kill (the old single-value form)
         problems = []
         if self.world_size < 1:
-            problems.append(f"world_size must be >= 1 (got {self.world_size})")
+            problems.append(f"world_size must be >= 1 (got {self.world_size}): one process per rank, so --world-size 1 or more")
         elif self.global_batch_size % self.world_size:
             problems.append(f"global_batch_size {self.global_batch_size} must be divisible by world_size {self.world_size}")
         if self.resume_mode not in RESUME_MODES:

@@ -88,10 +88,11 @@ def test_cli_errors_are_one_line_before_anything_starts(tmp_path, args, expected
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and expected in lines[0], out.stderr
     assert not (run / "logs").exists()  # no data prepared, no process started
-    if args[0] != "train" or "invalid" in expected:
-        return
-    debug = cli(*args, "--debug", timeout=60)
-    assert debug.returncode != 0 and "Traceback" in debug.stderr
+
+
+def test_debug_shows_the_traceback(tmp_path):
+    out = cli("train", "--model", "nope", "--run-dir", tmp_path / "run", "--debug", timeout=60)
+    assert out.returncode != 0 and "Traceback" in out.stderr and "ConfigError" in out.stderr
 
 
 def test_a_second_run_in_a_busy_directory_is_refused(tmp_path):
