@@ -52,8 +52,10 @@ def interrupt_and_resume(cfg: TrainConfig, kill_at_step: int | list[int], kill_m
         raise RuntimeError(f"{cfg.run_dir}: still interrupted after {len(interruptions)} kills: {interruptions[-1]}")
     rows = read_ledger(cfg.run_dir, 0, last_attempt=False)
     # every ledger line of a step that a later attempt did again is lost work, charged to its attempt
-    redone_by_attempt = {a: sum(1 for r in rows if r["attempt"] == a and any(q["step"] == r["step"] and q["attempt"] > a
-                                                                         for q in rows))
+    last_attempt = {}
+    for r in rows:
+        last_attempt[r["step"]] = max(last_attempt.get(r["step"], 0), r["attempt"])
+    redone_by_attempt = {a: sum(1 for r in rows if r["attempt"] == a and last_attempt[r["step"]] > a)
                          for a in sorted({r["attempt"] for r in rows})}
     redone = sum(redone_by_attempt.values())
     first_resumed = min((r["time"] for r in rows if r["attempt"] == summary["attempt"]), default=None)
