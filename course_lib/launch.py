@@ -39,6 +39,7 @@ from tqdm.auto import tqdm
 
 from .config import ConfigError, TrainConfig
 from .faults import EXIT_PREEMPTED
+from .monitor import LAUNCHED_ENV
 
 _PROGRESS = "@@progress "
 
@@ -293,11 +294,15 @@ class _Tail:
             f.close()
 
 
-def launch(cfg: TrainConfig, quiet: bool = False, on_start: Callable[[list[int]], None] | None = None) -> dict:
+def launch(cfg: TrainConfig, quiet: bool = False, on_start: Callable[[list[int]], None] | None = None,
+           launched_at: float | None = None) -> dict:
     """Train ``cfg`` with one spawned process per rank and return rank 0's summary.
 
     ``on_start(pids)`` is called once the workers run (the lab uses it for "kill now").
+    ``launched_at`` (default: now) is when this start began, for the restart cost that
+    ``attempts.jsonl`` records (the command line passes its own start time).
     """
+    os.environ[LAUNCHED_ENV] = repr(launched_at or time.time())  # the spawned ranks inherit it
     check_before_start(cfg)
     with run_dir_lock(cfg.run_dir):
         return _launch(cfg, quiet, on_start)

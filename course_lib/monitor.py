@@ -15,6 +15,9 @@ from collections import defaultdict
 from pathlib import Path
 
 
+LAUNCHED_ENV = "COURSE_LIB_LAUNCHED"  # when the launcher of this attempt started (seconds since the epoch)
+
+
 class Ledger:
     """Append-only JSON lines, flushed per line so a SIGKILL loses at most the current one."""
 
@@ -65,16 +68,19 @@ def read_ledger(run_dir: str | Path, rank: int = 0, last_attempt: bool = True) -
 
 def next_attempt(run_dir: Path, rank: int) -> int:
     """Attempt number of this start (1 = first), from ``DIR/attempts.jsonl``. Rank 0 records
-    the start; the barrier makes every rank read the same count."""
+    the start (and when its launcher began, for the restart cost); the barrier makes every
+    rank read the same count."""
     import torch.distributed as dist
 
     path = run_dir / "attempts.jsonl"
     if rank == 0:
         run_dir.mkdir(parents=True, exist_ok=True)
+        launched = os.environ.get(LAUNCHED_ENV)  # set by launch(); absent under torchrun
         with open(path, "a") as f:
-            f.write(json.dumps({"started": time.time(), "pid": os.getpid()}) + "\n")
+            f.write(json.dumps({"started": time.time(), "pid": os.getpid(),
+                                "launched": float(launched) if launched else None}) + "\n")
     dist.barrier()
-    return sum(1 for line in path.read_text().splitlines() if line.strip())
+    return len(read_attempts(run_dir))
 
 
 def ledger_ranks(run_dir: str | Path) -> list[int]:
@@ -133,3 +139,11 @@ def read_scalars(run_dir: str | Path) -> dict[str, list[tuple[int, float]]]:
             for e in acc.Scalars(tag):
                 latest[tag][e.step] = e.value
     return {tag: sorted(v.items()) for tag, v in latest.items()}
+
+
+def read_attempts(run_dir: str | Path) -> list[dict]:
+    """``DIR/attempts.jsonl``: one row per start that reached the process group, in order."""
+    path = Path(run_dir) / "attempts.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]

@@ -14,6 +14,7 @@ from pathlib import Path
 from .checkpoint import list_checkpoints
 from .config import TrainConfig
 from .launch import RunInterrupted, launch
+from .predict import out_of_domain
 from .prepare import prepare_for
 
 
@@ -61,8 +62,11 @@ def run_pipeline(run_dir: str = "runs/pipeline", quick: bool = False, interrupt:
         say("   resuming automatically from the newest valid checkpoint ...")
         summary = launch(cfg.replace(resume="auto"), quiet=quiet)
 
+    ood = out_of_domain(run_dir)  # how far it carries: critics' one-line snippets, not IMDB reviews
     report = {
         "held_out_accuracy": summary["val_accuracy"],
+        "out_of_domain_accuracy": ood["accuracy"],
+        "out_of_domain_reviews": ood["count"],
         "held_out_reviews": summary["val_count"],
         "train_reviews": info["train"],
         "steps": summary["steps"],
@@ -76,6 +80,7 @@ def run_pipeline(run_dir: str = "runs/pipeline", quick: bool = False, interrupt:
     summary["pipeline"] = report
     (Path(run_dir) / "final" / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
     say(f"== Done in {report['wall_seconds']} s: held-out accuracy {report['held_out_accuracy']:.2%} on "
-        f"{report['held_out_reviews']} reviews; resumed from step {report['resumed_from_step']}; "
+        f"{report['held_out_reviews']} reviews (out of domain: {ood['accuracy']:.2%} on {ood['count']:,} Rotten "
+        f"Tomatoes sentences); resumed from step {report['resumed_from_step']}; "
         f"summary in {run_dir}/final/summary.json")
     return summary

@@ -114,3 +114,48 @@ def interruption(reference: str | Path, runs: dict, kill_step: int | list[int] |
     ax.legend()
     fig.tight_layout()
     return fig
+
+
+def save_interval_curve(costs, mtbf: float, covered: float = 0.0, measured: list[dict] | None = None,
+                        epoch_steps: int | None = None, title: str | None = None):
+    """Expected wall time against the save interval (:func:`course_lib.advisor.expected_wall`),
+    its minimum, Young's interval, the textbook's "every 10 epochs" and, when given, the
+    measured runs (median and range of each interval's repetitions). Figure text stays English:
+    it renders the same with any font."""
+    from .advisor import expected_wall, young_seconds
+
+    ks = np.unique(np.geomspace(1, max(costs.steps, 2), 400).astype(int))
+    walls = expected_wall(ks, costs, mtbf, covered)
+    best = int(ks[np.argmin(walls)])
+    fig, ax = plt.subplots(figsize=(7.5, 3.6))
+    ax.plot(ks, walls, c="C0", label="expected wall time (Daly's exact expectation)")
+    ax.scatter([best], [walls.min()], c="C0", zorder=3, label=f"optimum: every {best} steps")
+    young = young_seconds(costs.save_blocking_seconds, mtbf / (1 - covered)) / costs.step_seconds
+    ax.axvline(young, c="C2", ls=":", label=f"Young: sqrt(2CM) = {young:.0f} steps")
+    if epoch_steps and 10 * epoch_steps <= costs.steps:
+        k10 = 10 * epoch_steps
+        ax.scatter([k10], [float(expected_wall(k10, costs, mtbf, covered))], marker="s", c="C3", zorder=3,
+                   label=f"textbook: every 10 epochs = {k10} steps")
+    elif epoch_steps:
+        ax.axvline(costs.steps, c="C3", ls="--", label=f"textbook: every 10 epochs ({10 * epoch_steps} steps) "
+                                                       "= only at the end here")
+    if measured:
+        xs = [p["every_steps"] for p in measured]
+        med = np.array([p["median_wall_seconds"] for p in measured])
+        lo = med - np.array([min(p["walls"]) for p in measured])
+        hi = np.array([max(p["walls"]) for p in measured]) - med
+        ax.errorbar(xs, med, yerr=[lo, hi], fmt="o", c="k", capsize=3, label="measured: median, range")
+        if all("predicted_quartiles" in p for p in measured):  # the model's own spread (simulated)
+            pm = np.array([p["predicted_median_wall_seconds"] for p in measured])
+            q = np.array([p["predicted_quartiles"] for p in measured])
+            ax.errorbar(np.array(xs) * 1.12, pm, yerr=[pm - q[:, 0], q[:, 1] - pm], fmt="D", mfc="none", c="C1",
+                        capsize=3, label="predicted: median, quartiles")
+    ax.axhline(costs.restart_seconds + costs.steps * costs.step_seconds + costs.finish_seconds, c="0.6", lw=1,
+               label="no failures, no saves")
+    ax.set(xscale="log", xlabel="save every ... steps", ylabel="wall time to finish (s)",
+           title=title or f"mean time between failures {mtbf:.0f} s, save costs {costs.save_blocking_seconds:.2f} s")
+    top = max([min(float(walls.max()), 4 * float(walls.min()))] + [max(p["walls"]) for p in measured or []])
+    ax.set_ylim(0, top * 1.05)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig

@@ -1,5 +1,6 @@
-"""Notebook 05 as a learner meets it: a real JupyterLab server, a real (headless) Chromium,
-Run All, then a real click on the lab's Run button, and TensorBoard on the run it produced.
+"""Notebook 05 as a learner meets it, in the Chinese edition (``notebooks/zh/``, whose code is
+the English one's): a real JupyterLab server, a real (headless) Chromium, Run All, then a real
+click on the lab's Run button (labelled in Chinese), and TensorBoard on the run it produced.
 
 Fails if a widget does not render (e.g. ``jupyterlab_widgets`` missing: the lab then shows as
 text), if a cell errors, or if no figure appears. Skipped where Chromium is not installed,
@@ -18,13 +19,14 @@ import nbformat
 import pytest
 
 from course_lib.launch import free_port
-from test_notebooks import NOTEBOOKS, SMALL
+from test_notebooks import SMALL, ZH
 
 pytestmark = pytest.mark.browser
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 FLAGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
          "--disable-component-update", "--disable-sync"]
 NAME = "05_interruption_resume.ipynb"
+PATH = f"zh/{NAME}"  # the kernel starts in work/zh/: the widgets speak Chinese there, as in notebooks/zh/
 
 
 @pytest.fixture
@@ -76,8 +78,9 @@ def lab_server(tmp_path):
     from papermill.parameterize import parameterize_notebook
 
     params = {**SMALL[NAME], "RUN_DIR": str(work / "runs")}
-    nb = parameterize_notebook(load_notebook_node(str(NOTEBOOKS / NAME)), params)
-    nbformat.write(nb, work / NAME)
+    nb = parameterize_notebook(load_notebook_node(str(ZH / NAME)), params)
+    (work / "zh").mkdir()
+    nbformat.write(nb, work / PATH)
     port, token = free_port(), "course-lib-test"
     env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"), "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
     proc = _serve([sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip", "127.0.0.1", "--port", str(port),
@@ -117,10 +120,10 @@ def _save_shot(locator_or_page, name: str, tmp_path: Path) -> Path:
     return path
 
 
-def test_notebook_05_and_the_lab_in_jupyterlab(chromium, lab_server, tmp_path):
+def test_chinese_notebook_05_and_the_lab_in_jupyterlab(chromium, lab_server, tmp_path):
     page, server = chromium, lab_server
-    code_cells = sum(c.cell_type == "code" for c in nbformat.read(server["work"] / NAME, as_version=4).cells)
-    page.goto(f"{server['url']}/lab/tree/{NAME}?token={server['token']}")
+    code_cells = sum(c.cell_type == "code" for c in nbformat.read(server["work"] / PATH, as_version=4).cells)
+    page.goto(f"{server['url']}/lab/tree/{PATH}?token={server['token']}")
     page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=60_000)
     _wait(lambda: _kernel_idle(server), 120, "the kernel to start")
 
@@ -140,9 +143,10 @@ def test_notebook_05_and_the_lab_in_jupyterlab(chromium, lab_server, tmp_path):
     assert page.locator(".jp-OutputArea-output img").count() >= 2, "the figures did not appear (the lab's and the resume-mode study's)"
 
     # the lab is a rendered widget, not its text fallback
-    lab = page.locator(".jp-OutputArea-output .widget-vbox").filter(has=page.locator("button", has_text="kill now")).first
+    assert page.get_by_text("断点续训").count() > 0, "the Chinese prose did not render"
+    lab = page.locator(".jp-OutputArea-output .widget-vbox").filter(has=page.locator("button", has_text="立即中断")).first
     lab.wait_for(timeout=30_000)
-    run = lab.locator("button.jupyter-button", has_text="Run")
+    run = lab.locator("button.jupyter-button", has_text="运行")
     assert run.is_enabled()
     assert lab.locator("img").count() == 1, "the lab's figure from the Run-All click is missing"
     lab.locator("img").evaluate("img => img.dataset.old = '1'")
@@ -153,7 +157,7 @@ def test_notebook_05_and_the_lab_in_jupyterlab(chromium, lab_server, tmp_path):
     _wait(lambda: not run.is_enabled(), 30, "the lab to start")
     _wait(lambda: run.is_enabled() and lab.locator("img:not([data-old])").count() == 1, 300,
           "the lab's new figure", page, tmp_path / "lab_timeout.png")
-    assert "different" in lab.locator(".widget-html").first.inner_text()
+    assert "不一致" in lab.locator(".widget-html").first.inner_text()  # "different"
     lab.scroll_into_view_if_needed()
     assert _save_shot(lab, "lab.png", tmp_path).stat().st_size > 10_000
 

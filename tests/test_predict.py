@@ -1,0 +1,97 @@
+"""Using a trained run: predict() and ``python -m course_lib predict``, the review box, the
+out-of-domain score, and the errors for runs that cannot be used."""
+import json
+import shutil
+import subprocess
+import sys
+
+import matplotlib
+import pytest
+import torch
+
+matplotlib.use("Agg")
+
+from course_lib.checkpoint import CheckpointError  # noqa: E402
+from course_lib.config import ConfigError  # noqa: E402
+from course_lib.launch import launch  # noqa: E402
+from course_lib.predict import load_classifier, out_of_domain, predict  # noqa: E402
+
+from helpers import cli, small_cfg  # noqa: E402
+
+REVIEWS = ["An absolute joy from start to finish, wonderful acting.", "Dull, boring and far too long. A waste of time."]
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    run = tmp_path_factory.mktemp("predict") / "run"
+    launch(small_cfg(run, epochs=3), quiet=True)
+    return run
+
+
+def test_predict_uses_the_runs_final_weights(run):
+    clf = load_classifier(run)
+    saved = torch.load(run / "final" / "model.pt", weights_only=True)
+    assert clf.weights == run / "final" / "model.pt" and not clf.model.training
+    assert all(torch.equal(v, saved[k]) for k, v in clf.model.state_dict().items())
+    out = predict(run, REVIEWS)
+    assert [p["label"] for p in out] == ["positive", "negative"], out  # 3 epochs of bag learn these words
+    assert all(0.5 <= p["probability"] <= 1 and abs(p["positive"] - (p["probability"] if p["label"] == "positive"
+               else 1 - p["probability"])) < 1e-3 for p in out)
+    assert predict(run, REVIEWS[0]) == out[:1]  # one string is one review, and the answer is deterministic
+
+
+def test_unfinished_run_uses_its_newest_valid_checkpoint(run, tmp_path):
+    copy = tmp_path / "copy"
+    shutil.copytree(run, copy)
+    shutil.rmtree(copy / "final")
+    assert load_classifier(copy).weights.parent.name.startswith("step-")
+
+
+def test_runs_that_cannot_be_used(run, tmp_path):
+    bare = tmp_path / "bare"
+    shutil.copytree(run, bare, ignore=shutil.ignore_patterns("final", "checkpoints"))
+    with pytest.raises(ConfigError, match="no trained weights"):
+        load_classifier(bare)
+    with pytest.raises(ConfigError, match="not a run directory"):
+        load_classifier(tmp_path / "nothing")
+    odd = tmp_path / "odd"
+    shutil.copytree(run, odd)
+    cfg = json.loads((odd / "config.json").read_text())
+    (odd / "config.json").write_text(json.dumps({**cfg, "embed_dim": cfg["embed_dim"] * 2}))
+    with pytest.raises(ConfigError, match="do not fit"):
+        load_classifier(odd)
+    (odd / "config.json").write_text(json.dumps({**cfg, "layers_of_magic": 3}))
+    with pytest.raises(ConfigError, match="cannot be rebuilt"):
+        load_classifier(odd)
+    (odd / "config.json").write_text(json.dumps(cfg))
+    torch.save({"model": object()}, odd / "final" / "model.pt")  # code, not data: refused by weights_only
+    with pytest.raises(CheckpointError, match="weights_only"):
+        load_classifier(odd)
+    with pytest.raises(ConfigError, match="empty"):
+        predict(run, ["fine", "  <br />  "])
+
+
+def test_predict_command_line(run, tmp_path):
+    one = cli("predict", run, REVIEWS[0], "--json")
+    assert one.returncode == 0 and json.loads(one.stdout)["label"] == "positive", one.stderr
+    (tmp_path / "reviews.txt").write_text("\n".join(REVIEWS) + "\n\n")
+    many = cli("predict", run, "--file", tmp_path / "reviews.txt")
+    assert many.returncode == 0 and [line.split()[0] for line in many.stdout.splitlines()] == ["positive", "negative"]
+    piped = subprocess.run([sys.executable, "-m", "course_lib", "predict", str(run)], input=REVIEWS[1], text=True,
+                           capture_output=True, timeout=120)
+    assert piped.returncode == 0 and piped.stdout.startswith("negative"), piped.stderr
+    missing = cli("predict", tmp_path / "none", "good")
+    assert missing.returncode == 2 and missing.stderr.startswith("error: ") and "not a run directory" in missing.stderr
+
+
+def test_out_of_domain_and_the_review_box(run):
+    from course_lib.widgets import ReviewBox
+
+    ood = out_of_domain(run, limit=300)
+    assert ood["count"] == 300 and 0.0 <= ood["accuracy"] <= 1.0
+    box = ReviewBox(run, lang="zh")
+    box.button.click()
+    assert box.result is None and "输入" in box.answer.value
+    box.text.value = REVIEWS[1]
+    box.button.click()
+    assert box.result["label"] == "negative" and "负面" in box.answer.value
