@@ -122,14 +122,15 @@ def save_interval_curve(costs, mtbf: float, covered: float = 0.0, measured: list
     its minimum, Young's interval, the textbook's "every 10 epochs" and, when given, the
     measured runs (median and range of each interval's repetitions). Figure text stays English:
     it renders the same with any font."""
-    from .advisor import expected_wall, young_seconds
+    from .advisor import advise, expected_wall, young_seconds
 
     ks = np.unique(np.geomspace(1, max(costs.steps, 2), 400).astype(int))
     walls = expected_wall(ks, costs, mtbf, covered)
-    best = int(ks[np.argmin(walls)])
+    best = advise(costs, mtbf, covered)["optimum_steps"]
     fig, ax = plt.subplots(figsize=(7.5, 3.6))
     ax.plot(ks, walls, c="C0", label="expected wall time (Daly's exact expectation)")
-    ax.scatter([best], [walls.min()], c="C0", zorder=3, label=f"optimum: every {best} steps")
+    ax.scatter([best], [float(expected_wall(best, costs, mtbf, covered))], c="C0", zorder=3,
+               label=f"optimum: every {best} steps")
     young = young_seconds(costs.save_blocking_seconds, mtbf / (1 - covered)) / costs.step_seconds
     ax.axvline(young, c="C2", ls=":", label=f"Young: sqrt(2CM) = {young:.0f} steps")
     if epoch_steps and 10 * epoch_steps <= costs.steps:
