@@ -144,6 +144,8 @@ def test_chinese_notebook_05_and_the_lab_in_jupyterlab(chromium, lab_server, tmp
 
     # the lab is a rendered widget, not its text fallback
     assert page.get_by_text("断点续训").count() > 0, "the Chinese prose did not render"
+    # the chapter's acceptance test passes for the amnesiac resume too (compare is what tells them apart)
+    assert page.get_by_text("'passes': True").count() > 0 and page.get_by_text("'passes': False").count() == 0
     lab = page.locator(".jp-OutputArea-output .widget-vbox").filter(has=page.locator("button", has_text="立即中断")).first
     lab.wait_for(timeout=30_000)
     run = lab.locator("button.jupyter-button", has_text="运行")
