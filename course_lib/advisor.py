@@ -14,8 +14,8 @@ work. With failures that arrive at random (exponential gaps, mean ``M``) three a
 
 The inputs come from the run directory: the step time from the ledger's timestamps, the
 save's blocking time (``checkpoint/blocking_seconds``) and writing time
-(``checkpoint/save_seconds``) from TensorBoard, the restart from the gap between the last step
-before each interruption and the first step after it. With ``async_save`` the loop only pays
+(``checkpoint/save_seconds``) from TensorBoard, the restart from each resumed attempt's launch
+(``attempts.jsonl``) to its first step of work. With ``async_save`` the loop only pays
 the serialisation; the background write delays the moment the save protects anything, which to
 first order adds its length to the restart cost (``R + W``).
 
