@@ -193,10 +193,11 @@ def measure_costs(run_dir: str | Path, restart_seconds: float | None = None,
         async_save=bool(cfg.get("async_save")),
         sources={"step_seconds": f"median of {len(gaps)} step-to-step gaps without a save (metrics/rank0.jsonl)",
                  "save_blocking_seconds": "given" if save_seconds is not None
-                 else f"median of {len(blocking)} saves (TensorBoard checkpoint/blocking_seconds)",
+                 else f"median of {len(blocking)} save{'s' if len(blocking) > 1 else ''} (TensorBoard checkpoint/blocking_seconds)",
                  "save_write_seconds": f"median of {len(writes)} saves (TensorBoard checkpoint/save_seconds)",
                  "restart_seconds": "given" if restart_seconds is not None
-                 else f"median of {len(restarts)} restarts: launch -> first step of work (add your scheduler's delay)",
+                 else f"median of {len(restarts)} restart{'s' if len(restarts) > 1 else ''}: launch -> first step of work "
+                 "(add your scheduler's delay)",
                  "finish_seconds": "last step -> final/summary.json (final save, evaluation)"})
 
 
