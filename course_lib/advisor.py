@@ -108,13 +108,13 @@ def simulate_walls(every_steps: int, costs: Costs, mtbf: float, runs: int = 2000
     r = costs.effective_restart
     out = np.empty(runs)
     for i in range(runs):
-        t, j, next_failure, starting = 0.0, 0, rng.exponential(mtbf), True
-        while j < len(lengths):
-            need = r if starting else lengths[j]
+        t, j, next_failure, starting, restart = 0.0, 0, rng.exponential(mtbf), True, costs.restart_seconds
+        while j < len(lengths):  # the first start is a plain start; after a failure, the effective restart
+            need = restart if starting else lengths[j]
             if t + need <= next_failure:
                 t, j, starting = (t + need, j, False) if starting else (t + need, j + 1, False)
             else:
-                t, starting = next_failure, True
+                t, starting, restart = next_failure, True, r
                 next_failure = t + rng.exponential(mtbf)
         out[i] = t + costs.finish_seconds
     return out

@@ -30,6 +30,7 @@ def _cmd_train(args) -> int:
     torchrun = "RANK" in os.environ and "WORLD_SIZE" in os.environ  # started by torchrun: we are one rank
     # the config's own checks first: they need no torch, so a mistake is answered at once
     cfg = TrainConfig.from_args(args, **({"world_size": int(os.environ["WORLD_SIZE"])} if torchrun else {}))
+    from .faults import EXIT_INTERRUPTED
     from .launch import RankFailed, Reporter, RunInterrupted, check_before_start, exit_now, launch, run_dir_lock, run_rank
 
     if torchrun:
@@ -46,7 +47,7 @@ def _cmd_train(args) -> int:
         summary = launch(cfg, launched_at=STARTED)
     except RunInterrupted as err:
         print(f"INTERRUPTED: {err}", file=sys.stderr)
-        return 3
+        return EXIT_INTERRUPTED
     except RankFailed as err:
         print(f"FAILED: {err}", file=sys.stderr)
         return 1

@@ -34,6 +34,7 @@ from .config import TrainConfig
 
 EXIT_PREEMPTED = 143  # 128 + SIGTERM: what a shell reports for a process ended by SIGTERM
 EXIT_SURVIVED = 75    # EX_TEMPFAIL: a peer died; this rank saved the last finished step and left
+EXIT_INTERRUPTED = 3  # what ``python -m course_lib train`` returns when a rank was killed
 
 
 @dataclass(frozen=True)

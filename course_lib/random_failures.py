@@ -13,6 +13,8 @@ is what the advisor predicts.
 """
 from __future__ import annotations
 
+import itertools
+import math
 import os
 import random
 import shutil
@@ -28,10 +30,10 @@ import numpy as np
 
 from .advisor import advise, expected_wall, measure_costs, simulate_walls
 from .config import ConfigError, TrainConfig
+from .faults import EXIT_INTERRUPTED
 from .monitor import read_ledger
 
 MAX_FAILURES = 200  # a supervisor that never finishes is a bug: stop and say so
-EXIT_INTERRUPTED = 3  # what ``python -m course_lib train`` returns when a rank was killed
 
 
 def exponential_gaps(mtbf: float, seed: int) -> Iterator[float]:
@@ -40,12 +42,13 @@ def exponential_gaps(mtbf: float, seed: int) -> Iterator[float]:
         yield rng.expovariate(1.0 / mtbf)
 
 
-def train_through_failures(cfg: TrainConfig, gaps: Iterator[float], log: Path | None = None) -> dict:
+def train_through_failures(cfg: TrainConfig, gaps: Iterator[float]) -> dict:
     """Train ``cfg`` from scratch, killing the whole job after each gap of ``gaps`` (seconds of
-    wall time) and starting it again with ``--resume auto``, until it finishes."""
+    wall time) and starting it again with ``--resume auto``, until it finishes. The job's own
+    output goes to ``DIR/supervisor.log``."""
     shutil.rmtree(cfg.run_dir, ignore_errors=True)
     Path(cfg.run_dir).mkdir(parents=True)
-    log = Path(log or Path(cfg.run_dir) / "supervisor.log")
+    log = Path(cfg.run_dir) / "supervisor.log"
     cmd = [sys.executable, "-m", "course_lib", "train", *cfg.replace(resume="auto").to_args()]
     env = {**os.environ, "TQDM_DISABLE": "1"}
     t0 = time.perf_counter()
@@ -107,7 +110,7 @@ def interval_study(workdir: str | Path, base: TrainConfig, intervals: list[int] 
     calib = base.replace(run_dir=str(workdir / "calibration"),
                          save_every_steps=intervals[len(intervals) // 2] if intervals else base.max_steps // 16,
                          kill_at_step=max(base.max_steps // 2, 2), kill_rank=base.world_size - 1, kill_mode="sigkill")
-    train_through_failures(calib, iter(lambda: float("inf"), None))
+    train_through_failures(calib, itertools.repeat(math.inf))  # only its own planned kill
     costs = measure_costs(calib.run_dir)
     advice = advise(costs, mtbf)
     if not intervals:

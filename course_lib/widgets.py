@@ -6,6 +6,7 @@ set ``.value`` on the controls, ``.click()`` the buttons, ``wait()`` for the bac
 """
 from __future__ import annotations
 
+import dataclasses
 import io
 import threading
 import traceback
@@ -20,6 +21,16 @@ from .config import KILL_MODES, REDUCTIONS, RESUME_MODES, TrainConfig
 from . import drills, plots
 from .faults import kill
 from .i18n import resolve, tr
+
+
+def show_figure(output: W.Output, fig) -> None:
+    """Replace ``output``'s content with ``fig`` as a PNG. ``append_*`` works from a background
+    thread and without a kernel (pytest), unlike ``with output:``."""
+    png = io.BytesIO()
+    fig.savefig(png, format="png", dpi=90)
+    plt.close(fig)
+    output.outputs = ()
+    output.append_display_data(Image(data=png.getvalue()))
 
 
 class InterruptionLab:
@@ -124,14 +135,9 @@ class InterruptionLab:
         label = f"killed {report['kills']}x ({self.kill_mode.value}), resumed {self.resume_mode.value}"
         self.figure = plots.interruption(ref, {label: run.run_dir}, steps)
         self.status.value = f"<b>{tr('identical' if self.result['identical'] else 'different', self.lang)}</b>"
-        # append_* work from a background thread and without a kernel (pytest), unlike `with output:`
-        png = io.BytesIO()
-        self.figure.savefig(png, format="png", dpi=90)
-        plt.close(self.figure)
         self.report_text = "\n".join(report["interruptions"] or [tr("the run finished before the kill step (no interruption)", self.lang)]) \
             + "\n" + format_report(self.result) + "\n"
-        self.output.outputs = ()
-        self.output.append_display_data(Image(data=png.getvalue()))
+        show_figure(self.output, self.figure)
         self.output.append_stdout(self.report_text)
 
     def _remember(self, pids: list[int]) -> None:
@@ -173,8 +179,6 @@ class SaveIntervalExplorer:
         display(self.widget)
 
     def update(self) -> None:
-        import dataclasses
-
         from .advisor import advise, lost_share
 
         costs = dataclasses.replace(self.costs, save_blocking_seconds=self.save_cost.value)
@@ -193,11 +197,7 @@ class SaveIntervalExplorer:
             and abs(self.save_cost.value / self.costs.save_blocking_seconds - 1) < 0.03 and self.covered.value == 0
         self.figure = plots.save_interval_curve(costs, self.mtbf.value, self.covered.value,
                                                 self.measured if same else None, self.epoch_steps)
-        png = io.BytesIO()
-        self.figure.savefig(png, format="png", dpi=90)
-        plt.close(self.figure)
-        self.output.outputs = ()
-        self.output.append_display_data(Image(data=png.getvalue()))
+        show_figure(self.output, self.figure)
 
 
 class ReviewBox:
