@@ -86,6 +86,7 @@ class TrainConfig:
     # evaluation
     eval_every_steps: int = 0           # 0 = at the end of each epoch
     skip_set_epoch: bool = False        # teaching only: reproduce the classic "same order every epoch" bug
+    corrupt_rank: int = -1              # teaching only: this rank trains on random labels (a corrupted shard)
     cache_dir: str | None = None
 
     def __post_init__(self):
@@ -118,6 +119,8 @@ class TrainConfig:
                 if len(getattr(self, name)) not in (1, len(self.kill_at_step)):
                     problems.append(f"{name} gives {len(getattr(self, name))} values for {len(self.kill_at_step)} kills: "
                                     "give one value for all kills or one per kill")
+        if not -1 <= self.corrupt_rank < self.world_size:
+            problems.append(f"corrupt_rank {self.corrupt_rank} is not a rank of world_size {self.world_size} (-1 = none)")
         if self.epochs < 1:
             problems.append(f"epochs must be >= 1 (got {self.epochs}); --max-steps caps the run inside them")
         if problems:
