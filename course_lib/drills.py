@@ -28,6 +28,17 @@ def ensure_reference(cfg: TrainConfig) -> Path:
     return Path(cfg.run_dir)
 
 
+def steps_redone(run_dir: str | Path) -> dict[int, int]:
+    """Lost work, per attempt: every ledger line of a step that a later attempt did again
+    (the steps since the last checkpoint a kill threw away), charged to the attempt that lost it."""
+    rows = read_ledger(run_dir, 0, last_attempt=False)
+    last_attempt: dict[int, int] = {}
+    for r in rows:
+        last_attempt[r["step"]] = max(last_attempt.get(r["step"], 0), r["attempt"])
+    return {a: sum(1 for r in rows if r["attempt"] == a and last_attempt[r["step"]] > a)
+            for a in sorted({r["attempt"] for r in rows})}
+
+
 def interrupt_and_resume(cfg: TrainConfig, kill_at_step: int | list[int], kill_mode: str | list[str] = "sigkill",
                          kill_rank: int | list[int] | None = None, resume_mode: str = "full",
                          resume_world_size: int | None = None, on_start=None) -> dict:
@@ -51,12 +62,7 @@ def interrupt_and_resume(cfg: TrainConfig, kill_at_step: int | list[int], kill_m
     if summary is None:
         raise RuntimeError(f"{cfg.run_dir}: still interrupted after {len(interruptions)} kills: {interruptions[-1]}")
     rows = read_ledger(cfg.run_dir, 0, last_attempt=False)
-    # every ledger line of a step that a later attempt did again is lost work, charged to its attempt
-    last_attempt = {}
-    for r in rows:
-        last_attempt[r["step"]] = max(last_attempt.get(r["step"], 0), r["attempt"])
-    redone_by_attempt = {a: sum(1 for r in rows if r["attempt"] == a and last_attempt[r["step"]] > a)
-                         for a in sorted({r["attempt"] for r in rows})}
+    redone_by_attempt = steps_redone(cfg.run_dir)
     redone = sum(redone_by_attempt.values())
     first_resumed = min((r["time"] for r in rows if r["attempt"] == summary["attempt"]), default=None)
     return {"interrupted": interruptions[0] if interruptions else None, "interruptions": interruptions,
