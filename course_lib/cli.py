@@ -97,6 +97,14 @@ def _cmd_advise(args) -> int:
     return 0
 
 
+def _cmd_edition(args) -> int:
+    from .edition import build_edition
+
+    index = build_edition(args.out, langs=args.lang, small=args.small, only=args.notebooks)
+    print(f"executed edition: {index}")
+    return 0
+
+
 def _cmd_predict(args) -> int:
     from .predict import load_classifier
 
@@ -159,6 +167,12 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--file", help="a text file, one review per line")
     r.add_argument("--json", action="store_true", help="one JSON object per review")
     r.set_defaults(func=_cmd_predict)
+    e = sub.add_parser("edition", parents=[common], help="run every notebook offline and write an HTML edition to read")
+    e.add_argument("--out", default="editions", help="folder for the HTML files (default: editions)")
+    e.add_argument("--lang", nargs="+", default=["en", "zh"], choices=["en", "zh"], help="editions to run")
+    e.add_argument("--notebooks", nargs="+", metavar="NN", help="only these notebooks (01 ... 05)")
+    e.add_argument("--small", action="store_true", help="the tests' small parameters (minutes, not half an hour)")
+    e.set_defaults(func=_cmd_edition)
     return parser
 
 

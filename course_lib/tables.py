@@ -12,7 +12,8 @@ from .i18n import resolve, tr
 
 
 def _label(key: str, lang: str) -> str:
-    return tr(key.replace("_", " "), lang)
+    """``raw_reviews`` -> "raw reviews"; a key that is already a phrase stays as written."""
+    return tr(key if " " in key else key.replace("_", " "), lang)
 
 
 def _value(value, lang: str):

@@ -9,7 +9,7 @@
 """
 from .book import evaluate, resume_training, train
 from .lessons import crash_during_save, what_the_book_loses
-from .run import BookRun, checkpoints, run_book
+from .run import BookRun, checkpoint_contents, checkpoints, run_book
 
-__all__ = ["train", "resume_training", "evaluate", "run_book", "BookRun", "checkpoints",
+__all__ = ["train", "resume_training", "evaluate", "run_book", "BookRun", "checkpoints", "checkpoint_contents",
            "what_the_book_loses", "crash_during_save"]

@@ -93,7 +93,7 @@ class _BookTail(_Tail):
             super()._show(line)
 
 
-def _spawned(rank: int, world_size: int, settings: BookSettings, port: int) -> None:
+def _spawned(rank: int, world_size: int, settings: BookSettings, port: int, threads: int | None = None) -> None:
     """The kit's entry point of a spawned rank: loopback address, threads, the rank's log
     file; then the book's ``train``. (A function defined in a notebook cannot be spawned.)"""
     from .book import train
@@ -103,7 +103,7 @@ def _spawned(rank: int, world_size: int, settings: BookSettings, port: int) -> N
     os.dup2(log.fileno(), 2)
     sys.stdout = sys.stderr = log
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
-    torch.set_num_threads(max(1, (os.cpu_count() or 1) // world_size))
+    torch.set_num_threads(threads or max(1, (os.cpu_count() or 1) // world_size))
     train(rank, world_size, settings)
     exit_now(0)
 
@@ -125,9 +125,31 @@ def checkpoints(run_dir: str | Path) -> dict:
     return {p.name: p.stat().st_size for p in files}
 
 
+def checkpoint_contents(path: str | Path, lang: str | None = None) -> pd.DataFrame:
+    """What one of the book's ``model_epoch_N.pth`` files holds, key by key (loaded as data,
+    ``weights_only=True``): the epoch, the model's tensors, the optimizer's state, the loss."""
+    zh = i18n.resolve(lang) == "zh"
+    ckpt = torch.load(path, weights_only=True)
+    rows = {}
+    for key, value in ckpt.items():
+        if key == "model_state_dict":
+            mb = sum(t.numel() * t.element_size() for t in value.values()) / 2**20
+            rows[key] = f"{len(value)} 个张量，{mb:.1f} MB" if zh else f"{len(value)} tensors, {mb:.1f} MB"
+        elif key == "optimizer_state_dict":
+            names = sorted({k for st in value["state"].values() for k in st})
+            lr = value["param_groups"][0]["lr"]
+            rows[key] = (f"{len(value['state'])} 个参数张量的 {', '.join(names)}；lr {lr:g}" if zh
+                         else f"{', '.join(names)} of {len(value['state'])} parameter tensors; lr {lr:g}")
+        else:
+            rows[key] = round(value, 4) if isinstance(value, float) else value
+    return pd.DataFrame({("内容" if zh else "holds"): list(rows.values())},
+                        index=pd.Index(list(rows), name=("键" if zh else "key")))
+
+
 def run_book(run_dir: str | Path, epochs: int = 10, save_interval: int = 10, kill_at_step: int | None = None,
              kill_rank: int = 1, kill_during_save: int | None = None, resume: str | None = None,
-             dropout: float = 0.1, seed: int = 0, world_size: int = 2, show: str = "epochs") -> BookRun:
+             dropout: float = 0.1, seed: int = 0, world_size: int = 2, show: str = "epochs",
+             threads_per_rank: int | None = None) -> BookRun:
     """Run the chapter's code (:func:`course_lib.textbook.book.train`) on ``world_size`` spawned ranks.
 
     ``kill_at_step=K``: rank ``kill_rank`` is SIGKILLed as global step K begins (16 steps an
@@ -135,7 +157,8 @@ def run_book(run_dir: str | Path, epochs: int = 10, save_interval: int = 10, kil
     through writing ``model_epoch_N.pth``. ``resume``: a checkpoint file (a name in ``run_dir``
     or a path) for the book's ``resume_training``; the run continues in ``run_dir``, without it
     ``run_dir`` starts afresh. ``show``: ``"epochs"`` (each epoch's first and last step lines),
-    ``"all"`` or ``"none"``; every line is in ``DIR/logs/rank{R}.log``.
+    ``"all"`` or ``"none"``; every line is in ``DIR/logs/rank{R}.log``. ``threads_per_rank``:
+    intra-op threads of each rank (default: the cores shared out; 1 makes a rank one "card").
 
     Returns what happened (a table in a notebook). A rank that was killed is reported, not
     raised; a rank that raised (the book's resume from a half-written file) raises :class:`RankFailed`.
@@ -159,7 +182,7 @@ def run_book(run_dir: str | Path, epochs: int = 10, save_interval: int = 10, kil
                             dropout=dropout, seed=seed, resume=resume, kill_at_step=[k[0] for k in kills],
                             kill_rank=[k[1] for k in kills] or [1], kill_mode=[k[2] for k in kills] or ["sigkill"])
     tail = _BookTail(run_dir / "logs", world_size, show, steps_per_epoch)
-    ctx = mp.spawn(_spawned, args=(world_size, settings, free_port()), nprocs=world_size, join=False)
+    ctx = mp.spawn(_spawned, args=(world_size, settings, free_port(), threads_per_rank), nprocs=world_size, join=False)
     interrupted = None
     spawn_log = logging.getLogger("torch.multiprocessing.spawn")
     level, _ = spawn_log.level, spawn_log.setLevel(logging.ERROR)  # not its "Terminating process ..." warning
