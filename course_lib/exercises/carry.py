@@ -122,3 +122,19 @@ def load_module(path: str | Path) -> types.ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def carry_for_check(exercise_id: str, functions: dict, lang: str) -> tuple[Path, str]:
+    """A fresh work folder for one check of ``exercise_id`` and the module file of the learner's
+    ``functions`` in it; what cannot be carried fails the check with the reason."""
+    import shutil
+
+    from ..prepare import cache_root
+    from .base import Fail
+
+    workdir = cache_root() / "exercises" / "work" / exercise_id
+    shutil.rmtree(workdir, ignore_errors=True)
+    try:
+        return workdir, str(write_module(functions, workdir / "learner.py", lang))
+    except CannotCarry as err:
+        raise Fail(str(err)) from None

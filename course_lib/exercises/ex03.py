@@ -3,7 +3,6 @@ share of the data (03.split) and the chapter's whole DDP worker (03.worker)."""
 from __future__ import annotations
 
 import re
-import shutil
 from collections import Counter
 
 import torch
@@ -12,10 +11,10 @@ import torch.distributed as dist
 from ..compare import repeated_epoch_order
 from ..launch import RankFailed
 from ..monitor import read_ledger
-from ..prepare import cache_root, prepare_imdb
+from ..prepare import prepare_imdb
 from ..textbook.run import DATA_LIMIT, BookSettings, run_ranks
 from .base import Exercise, Fail, learner_call, register, say
-from .carry import CannotCarry, write_module
+from .carry import carry_for_check
 
 EPOCHS, N, WORLD = 2, 1024, 2
 LINE = re.compile(r"^Rank [01], Epoch \[\d+/\d+\], Step \[\d+/16\], Loss: \d+\.\d{4}$")
@@ -53,12 +52,7 @@ def split_worker(rank: int, world_size: int, settings: BookSettings) -> None:
 
 
 def _run(ex_id: str, funcs: dict, seed: int, lang: str, worker: str):
-    workdir = cache_root() / "exercises" / "work" / ex_id
-    shutil.rmtree(workdir, ignore_errors=True)
-    try:
-        learner = str(write_module(funcs, workdir / "learner.py", lang))
-    except CannotCarry as err:
-        raise Fail(str(err)) from None
+    workdir, learner = carry_for_check(ex_id, funcs, lang)
     data = prepare_imdb(limit=DATA_LIMIT, progress=False)
     settings = BookSettings(run_dir=str(workdir / "run"), data_file=str(data.path), epochs=EPOCHS, save_interval=10**6,
                             seed=seed % 1000, worker=learner if worker == "learner" else worker, learner=learner)

@@ -180,14 +180,9 @@ def judge(ref: Path, run_dir: Path, exercise: str, kill_step: int, kill_mode: st
 def check_killed(ex_id: str, funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
     """The checker of 04.save and 05.resume: the learner's functions carried to the loop's
     processes, every scenario the seed picks, each killed and resumed for real."""
-    from .carry import CannotCarry, write_module
+    from .carry import carry_for_check
 
-    workdir = cache_root() / "exercises" / "work" / ex_id
-    shutil.rmtree(workdir, ignore_errors=True)
-    try:
-        learner = str(write_module(funcs, workdir / "learner.py", lang))
-    except CannotCarry as err:
-        raise Fail(str(err)) from None
+    workdir, learner = carry_for_check(ex_id, funcs, lang)
     outcomes = []
     for step, mode in pick_scenarios(ex_id[:2], seed):
         print(say(lang, "{ex}: killing your training ({mode}) at step {step} (seed {seed}) ...",

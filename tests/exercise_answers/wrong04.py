@@ -3,6 +3,8 @@ import os
 
 import torch
 
+from course_lib.exercises.solutions.ex04 import load_checkpoint as full_load
+
 
 def only_loss(writer, step, loss, model, optimizer):
     writer.add_scalar("train/loss", loss.item(), step)
@@ -27,6 +29,16 @@ def three_items_load(path, model, optimizer, scheduler):
     return {"epoch": checkpoint["epoch"], "step_in_epoch": 0, "global_step": checkpoint["epoch"] * 16}
 
 
+def _load(path, model, optimizer, scheduler, rng):
+    state = torch.load(path, weights_only=True)
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(state["optimizer"])
+    scheduler.load_state_dict(state["scheduler"])
+    if rng:
+        torch.set_rng_state(state["rng"])
+    return state.get("progress")
+
+
 def _save(path, state):
     torch.save(state, path + ".tmp")
     os.replace(path + ".tmp", path)
@@ -48,11 +60,7 @@ def no_rng_save(path, model, optimizer, scheduler, progress):
 
 
 def no_rng_load(path, model, optimizer, scheduler):
-    state = torch.load(path, weights_only=True)
-    model.load_state_dict(state["model"])
-    optimizer.load_state_dict(state["optimizer"])
-    scheduler.load_state_dict(state["scheduler"])
-    return state["progress"]
+    return _load(path, model, optimizer, scheduler, rng=False)
 
 
 def no_position_save(path, model, optimizer, scheduler, progress):
@@ -62,25 +70,13 @@ def no_position_save(path, model, optimizer, scheduler, progress):
 
 def no_position_load(path, model, optimizer, scheduler):
     state = torch.load(path, weights_only=True)
-    model.load_state_dict(state["model"])
-    optimizer.load_state_dict(state["optimizer"])
-    scheduler.load_state_dict(state["scheduler"])
-    torch.set_rng_state(state["rng"])
+    _load(path, model, optimizer, scheduler, rng=True)
     return {"epoch": state["epoch"], "step_in_epoch": 0, "global_step": state["global_step"]}
 
 
 def direct_save(path, model, optimizer, scheduler, progress):  # everything, but written in place
     torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
                 "rng": torch.get_rng_state(), "progress": progress}, path)
-
-
-def full_load(path, model, optimizer, scheduler):
-    state = torch.load(path, weights_only=True)
-    model.load_state_dict(state["model"])
-    optimizer.load_state_dict(state["optimizer"])
-    scheduler.load_state_dict(state["scheduler"])
-    torch.set_rng_state(state["rng"])
-    return state["progress"]
 
 
 WRONG = {
