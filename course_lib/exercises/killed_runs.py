@@ -134,15 +134,19 @@ def judge(ref: Path, run_dir: Path, exercise: str, kill_step: int, kill_mode: st
     restored, fresh = saved["restored"], saved["fresh"]
     resumed = restored["progress"][2] if restored["progress"] else 0
     newest = (kill_step - 1) // SAVE_EVERY * SAVE_EVERY if kill_mode == "sigkill" else kill_step - SAVE_EVERY
-    truth_file = run_dir / "truth" / f"step-{resumed}.json"
+    # 04 has one file, which holds the save of step `newest`; 05 resumed from the file it chose
+    truth_file = run_dir / "truth" / f"attempt1-step-{newest if exercise == '04' else resumed}.json"
     problems = []
     if (run_dir / "save_changed_state.txt").exists():
         problems.append(say(lang, "your save_checkpoint changes the training state it saves (it must only read it)",
                             "你的 save_checkpoint 改变了它所保存的训练状态（它只应读取）"))
-    if resumed == 0:
+    if restored["progress"] is None and exercise == "04":
+        problems.append(say(lang, "load_checkpoint returned None: return the progress dict that was saved",
+                            "load_checkpoint 返回了 None：应返回保存时的 progress 字典"))
+    elif resumed == 0 and exercise == "05":
         problems.append(say(lang, "the resume started from scratch although step {n} was saved",
                             "虽然第 {n} 步已保存，续训却从头开始", n=newest))
-    elif resumed != newest:
+    elif resumed != newest and exercise == "05":
         names = [f"model_step_{k}.pth" for k in range(SAVE_EVERY, newest + 1, SAVE_EVERY)]
         as_strings = int(max(names)[len("model_step_"):-4])
         problems.append(say(lang, "it resumed from step {r} although step {n} was saved and loads", "虽然第 {n} 步已保存且能载入，"
@@ -150,18 +154,19 @@ def judge(ref: Path, run_dir: Path, exercise: str, kill_step: int, kill_mode: st
             lang, ": '{a}' sorts after '{b}' as a string; sort the files by their step number",
             "：按字符串排序 '{a}' 排在 '{b}' 之后；应按步数（数字）排序", a=f"model_step_{as_strings}.pth",
             b=f"model_step_{newest}.pth") if as_strings == resumed else ""))
-    if resumed and truth_file.exists():
+    if truth_file.exists():
         truth = json.loads(truth_file.read_text())
         for part, (en, zh) in PARTS.items():
             if restored[part] != truth[part]:
                 problems.append(say(lang, en, zh) if restored[part] == fresh[part] else say(
                     lang, "{what} restored to a state other than the one saved at step {n}",
-                    "{what}恢复成了与第 {n} 步保存时不同的状态", what=part, n=resumed))
-        if restored["progress"] != truth["progress"]:
+                    "{what}恢复成了与第 {n} 步保存时不同的状态", what=part, n=truth["progress"][2]))
+        if restored["progress"] is not None and restored["progress"] != truth["progress"]:
             problems.append(say(lang, "the position within the epoch was not saved (the resume started epoch {e} "
-                                      "again at step {s} instead of step {t})", "没有保存 epoch 内的位置（续训从第 {e} 个 epoch "
-                                      "的第 {s} 步重新开始，而不是第 {t} 步）", e=restored["progress"][0] + 1,
-                                s=restored["progress"][1], t=truth["progress"][1]))
+                                      "at step {s} instead of epoch {te} step {t})", "没有保存 epoch 内的位置（续训从第 {e} 个 "
+                                      "epoch 的第 {s} 步开始，而不是第 {te} 个 epoch 的第 {t} 步）",
+                                e=restored["progress"][0] + 1, s=restored["progress"][1], te=truth["progress"][0] + 1,
+                                t=truth["progress"][1]))
     head = []
     if cmp["first_divergent_step"] is not None:
         head.append(say(lang, "diverges at step {n}", "从第 {n} 步开始出现分歧", n=cmp["first_divergent_step"]))

@@ -8,7 +8,7 @@ the middle of epochs. The grader's kills are real: a SIGKILL as a step begins, o
 inside ``torch.save`` half-way through the learner's file (the bytes written so far stay on disk).
 
 So that a failure can be *named*, the loop writes, at every save, digests of the true state
-(``truth/step-N.json``: model, optimizer, scheduler, RNG, position), and after the learner's
+(``truth/attempt{A}-step-{N}.json``: model, optimizer, scheduler, RNG, position), and after the learner's
 load the same digests of what was restored (``restored.json``), next to those of fresh objects.
 """
 from __future__ import annotations
@@ -189,7 +189,7 @@ def run(s: LoopSettings) -> None:
 def _save(s: LoopSettings, fns, model, optimizer, scheduler, progress: dict) -> None:
     step = progress["global_step"]
     truth = state_digests(model, optimizer, scheduler, progress)
-    Path(s.run_dir, "truth", f"step-{step}.json").write_text(json.dumps(truth))
+    Path(s.run_dir, "truth", f"attempt{s.attempt}-step-{step}.json").write_text(json.dumps(truth))
     dying = s.kill_mode == "during-save" and s.kill_step == step
     real = torch.save
     if dying:

@@ -33,6 +33,7 @@ ZH = {
     "the book, never interrupted": "原书代码，不中断",
     "the book, killed at step {k}, resume_training('{f}')": "原书代码，第 {k} 步被杀，resume_training('{f}')",
     "the kit, killed at step {k}, --resume auto": "本套件，第 {k} 步被杀，--resume auto",
+    "the kit, never interrupted": "本套件，不中断",
     "identical to its run never interrupted": "与不中断的同一训练完全一致",
     "first divergent step": "第一个出现分歧的步",
     "resumed from step": "从第几步续训",
@@ -123,7 +124,7 @@ def what_the_book_loses(workdir: str | Path, epochs: int = 12, save_interval: in
     _say(2, 4, _t("the book, killed at step {k}, resume_training('{f}')", lang, k=kill_at_step, f=ckpt_name), t0)
     kit = _kit_config(workdir / f"kit-reference-e{epochs}-s{save_interval}", epochs, save_interval).replace(dropout=dropout)
     ensure_reference(kit)
-    _say(3, 4, "the kit, never interrupted", t0)
+    _say(3, 4, _t("the kit, never interrupted", lang), t0)
     kit_run = kit.replace(run_dir=str(workdir / "kit-killed"))
     drill = interrupt_and_resume(kit_run, kill_at_step, kill_rank=kill_rank)
     _say(4, 4, _t("the kit, killed at step {k}, --resume auto", lang, k=kill_at_step), t0)
