@@ -90,9 +90,7 @@ def test_wrong_arguments_are_said_plainly():
 
 
 # ------------------------------------------------------------ carrying notebook code to spawned ranks
-def test_carry_takes_helpers_modules_and_constants(tmp_path):
-    namespace = {}
-    exec(compile("import os as system\nLIMIT = 3\n", "<cell>", "exec"), namespace)
+def test_carry_takes_the_helpers_a_function_uses(tmp_path):
     from tests.exercise_answers import wrong04
 
     path = write_module({"save_checkpoint": wrong04.no_rng_save}, tmp_path / "m.py")
@@ -176,3 +174,14 @@ def test_pytest_grades_a_folder_from_the_command_line(tmp_path):
     assert "good             01.chunk    PASS" in proc.stdout and "bad              05.newest   FAIL" in proc.stdout
     data = json.loads(summary.read_text())
     assert data["learners"] == {"bad": {"passed": 0, "checked": 2}, "good": {"passed": 2, "checked": 2}}
+
+
+def test_carry_takes_a_function_defined_in_an_ipython_cell(tmp_path):
+    """The real path: functions typed into notebook cells (IPython keeps their source)."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    shell.run_cell("import re as regex\nSIZE = 3\ndef helper(t):\n    return regex.sub('a', 'b', t)\n")
+    shell.run_cell("def chunk_words(text, size, overlap):\n    return [helper(text)] * SIZE\n")
+    module = load_module(write_module({"chunk_words": shell.user_ns["chunk_words"]}, tmp_path / "cell.py"))
+    assert module.chunk_words("banana", 1, 0) == ["bbnbnb"] * 3
