@@ -9,6 +9,7 @@ exercise named.
 """
 from __future__ import annotations
 
+import html
 import random
 import time
 import traceback
@@ -81,8 +82,9 @@ class Result:
                 ("用时（秒）" if zh else "seconds"): round(self.seconds, 1)}
         return pd.DataFrame({"": list(rows.values())}, index=list(rows))
 
-    def _repr_html_(self) -> str:
-        return self.table().to_html().replace("\\n", "<br>")
+    def _repr_html_(self) -> str:  # a traceback keeps its lines and indentation
+        cell = "<div style='white-space:pre-wrap;text-align:left;font-family:monospace'>{}</div>"
+        return self.table().map(lambda v: cell.format(html.escape(str(v)))).to_html(escape=False)
 
     def __repr__(self) -> str:
         head = "PASS" if self.passed else "FAIL"
