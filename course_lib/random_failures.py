@@ -51,7 +51,7 @@ def train_through_failures(cfg: TrainConfig, gaps: Iterator[float]) -> dict:
     log = Path(cfg.run_dir) / "supervisor.log"
     cmd = [sys.executable, "-m", "course_lib", "train", *cfg.replace(resume="auto").to_args()]
     env = {**os.environ, "TQDM_DISABLE": "1"}
-    t0 = time.perf_counter()
+    t0, started_at = time.perf_counter(), time.time()
     next_failure = t0 + next(gaps)
     failures = []
     with open(log, "a") as out:
@@ -77,7 +77,7 @@ def train_through_failures(cfg: TrainConfig, gaps: Iterator[float]) -> dict:
             break
     wall = time.perf_counter() - t0
     rows = read_ledger(cfg.run_dir, 0, last_attempt=False)
-    return {"wall_seconds": round(wall, 3), "failures": len(failures), "failure_times": failures,
+    return {"wall_seconds": round(wall, 3), "started_at": started_at, "failures": len(failures), "failure_times": failures,
             "steps": max(r["step"] for r in rows), "steps_redone": len(rows) - len({r["step"] for r in rows})}
 
 

@@ -67,7 +67,7 @@ def test_a_kill_that_cannot_fire_says_so(tmp_path):
 
 
 @pytest.mark.parametrize("args,expected", [
-    (["train", "--model", "nope"], "--model 'nope' is not a model here; choose one of bag"),
+    (["train", "--model", "nope"], "argument --model: invalid choice: 'nope' (choose from 'bag'"),
     (["train", "--world-size", "0"], "world_size must be >= 1"),
     (["train", "--kill-at-step", "3", "--kill-rank", "5"], "kill_rank 5 is not a rank of world_size 2"),
     (["train", "--data-source", "path"], "--data-source path needs --data-path"),

@@ -4,6 +4,7 @@ import socket
 
 import pytest
 
+from course_lib.config import ConfigError
 from course_lib.launch import RankFailed, launch
 from course_lib.monitor import read_ledger, read_scalars
 
@@ -41,8 +42,9 @@ def test_port_taken_is_a_clear_error(tmp_path, monkeypatch):
         s.bind(("127.0.0.1", 0))
         s.listen()
         monkeypatch.setenv("MASTER_PORT", str(s.getsockname()[1]))
-        with pytest.raises(RuntimeError, match="already taken"):
+        with pytest.raises(ConfigError, match="already taken"):  # one line, before data or processes
             launch(small_cfg(tmp_path / "p"), quiet=True)
+    assert not (tmp_path / "p" / "logs").exists()
 
 
 def test_cuda_asked_where_there_is_none(tmp_path):
