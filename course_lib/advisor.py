@@ -25,7 +25,6 @@ covers costs a restart but no redone work. With a share ``q`` of failures covere
 """
 from __future__ import annotations
 
-import json
 import math
 import re
 import statistics
@@ -165,11 +164,10 @@ def measure_costs(run_dir: str | Path, restart_seconds: float | None = None,
     ``save_seconds`` override a measurement; a run never interrupted has its restart estimated
     from its first start (``restart_from_first_start`` says so)."""
     from .monitor import read_ledger, read_scalars
+    from .paths import read_config, run_dir as check_run_dir
 
-    run_dir = Path(run_dir)
-    if not (run_dir / "config.json").exists():
-        raise ConfigError(f"{run_dir} is not a run directory (no config.json): give the --run-dir of a train run")
-    cfg = json.loads((run_dir / "config.json").read_text())
+    run_dir = check_run_dir(run_dir, "advise")
+    cfg = read_config(run_dir).to_dict()
     rows = read_ledger(run_dir, 0, last_attempt=False)
     if len(rows) < 3:
         raise ConfigError(f"{run_dir} has fewer than 3 logged steps: train it (longer) first")

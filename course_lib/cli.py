@@ -16,9 +16,9 @@ import json
 import os
 import sys
 import time
-from pathlib import Path
 
 from .config import ConfigError, TrainConfig
+from .paths import run_dir
 
 STARTED = time.time()  # a restart's cost begins here: interpreter and imports count
 
@@ -62,6 +62,8 @@ def _cmd_train(args) -> int:
 def _cmd_compare(args) -> int:
     from .compare import compare_runs, format_report
 
+    run_dir(args.run_a, "compare")
+    run_dir(args.run_b, "compare")
     result = compare_runs(args.run_a, args.run_b)
     print(format_report(result))
     return 0 if result["identical"] else 1
@@ -70,8 +72,7 @@ def _cmd_compare(args) -> int:
 def _cmd_verify(args) -> int:
     from .checkpoint import checkpoint_root, list_checkpoints, verify
 
-    if not Path(args.run_dir).is_dir():
-        raise ConfigError(f"{args.run_dir} does not exist; verify takes a run directory (the --run-dir of a train run)")
+    run_dir(args.run_dir, "verify")
     found = list_checkpoints(args.run_dir)
     if not found:
         print(f"no checkpoints in {checkpoint_root(args.run_dir)}")
@@ -102,11 +103,15 @@ def _cmd_advise(args) -> int:
 
 
 def _cmd_predict(args) -> int:
+    from .paths import text_file
     from .predict import load_classifier
 
+    run_dir(args.run_dir, "predict")
     texts = list(args.texts)
     if args.file:
-        texts += [line for line in Path(args.file).read_text(encoding="utf-8").splitlines() if line.strip()]
+        texts += [line for line in text_file(args.file, "predict --file").splitlines() if line.strip()]
+        if not texts:
+            raise ConfigError(f"{args.file} holds no text to label: give one review per line")
     if not texts or texts == ["-"]:
         if sys.stdin.isatty() and texts != ["-"]:
             raise ConfigError("no text to label: give it as an argument, with --file F (one review per line) "
@@ -207,8 +212,9 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (ConfigError, CheckpointError, FileNotFoundError) as err:
+    except (ConfigError, CheckpointError, OSError) as err:  # OSError: a path the checks did not foresee
         if args.debug or os.environ.get("COURSE_LIB_DEBUG", "") not in ("", "0"):
             raise
-        print(f"error: {' '.join(str(err).split())}", file=sys.stderr)
+        hint = "" if isinstance(err, (ConfigError, CheckpointError)) else " (check that path; --debug shows where)"
+        print(f"error: {' '.join(str(err).split())}{hint}", file=sys.stderr)
         return 2

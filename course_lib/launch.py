@@ -89,7 +89,7 @@ class Reporter:
 def check_before_start(cfg: TrainConfig) -> None:
     """Refuse settings that would otherwise fail inside the ranks, after data preparation and
     process start-up, as a traceback per rank. One :class:`ConfigError`, one line, with the fix."""
-    from .checkpoint import latest_valid, verify
+    from . import paths
     from .data import SOURCES
     from .models import MODELS
 
@@ -101,29 +101,53 @@ def check_before_start(cfg: TrainConfig) -> None:
     if cfg.data_source == "path" and not cfg.data_path:
         problems.append("--data-source path needs --data-path (an aclImdb folder, or a CSV/parquet file with "
                         "'text' and 'label' columns)")
-    if cfg.data_path and not Path(cfg.data_path).expanduser().exists():
-        problems.append(f"--data-path {cfg.data_path} does not exist; give an aclImdb folder or a CSV/parquet file")
+    checks = [lambda: paths.output_dir(cfg.run_dir), lambda: _check_resume(cfg)]
+    if cfg.data_path:
+        checks.append(lambda: paths.data_path(cfg.data_path))
+    if cfg.cache_dir:
+        checks.append(lambda: paths.output_dir(cfg.cache_dir, "--cache-dir"))
     if cfg.kill_at_step:
+        checks.append(lambda: check_kill_modes(cfg.kill_mode))
+    for check in checks:
         try:
-            check_kill_modes(cfg.kill_mode)
+            check()
         except ConfigError as err:
             problems.append(str(err))
-    if cfg.resume not in ("none", "auto"):
-        path = Path(cfg.resume)
-        if not path.exists():
-            problems.append(f"--resume {path} does not exist; use --resume auto (newest valid checkpoint of "
-                            "--run-dir) or name a checkpoint folder DIR/checkpoints/step-N")
-        elif not (path / "manifest.json").exists():
-            newest = latest_valid(path, log=None)
-            hint = f"--resume {newest}" if newest else "--resume auto with --run-dir set to the run"
-            problems.append(f"--resume {path} is not a checkpoint folder (no manifest.json); use {hint}")
-        else:
-            ok, reason = verify(path)
-            if not ok:
-                problems.append(f"--resume {path} is not a valid checkpoint ({reason}); use --resume auto to take "
-                                "the newest valid one")
     if problems:
         raise ConfigError("; ".join(problems))
+
+
+def _check_resume(cfg: TrainConfig) -> None:
+    """The checkpoint a resume would load: there, valid, and of this run's shape (else the
+    ranks would refuse it after start-up)."""
+    from .checkpoint import config_differences, latest_valid, load_part, verify
+    from .config import SHAPE_KEYS
+
+    if cfg.resume == "none":
+        return
+    if cfg.resume == "auto":
+        path = latest_valid(cfg.run_dir, log=None) if Path(cfg.run_dir).is_dir() else None
+        if path is None:
+            return  # a fresh start: the ranks say so
+    else:
+        path = Path(cfg.resume)
+        if not path.exists():
+            raise ConfigError(f"--resume {path} does not exist; use --resume auto (newest valid checkpoint of "
+                              "--run-dir) or name a checkpoint folder DIR/checkpoints/step-N")
+        if not (path / "manifest.json").exists():
+            newest = latest_valid(path, log=None) if path.is_dir() else None
+            hint = f"--resume {newest}" if newest else "--resume auto with --run-dir set to the run"
+            raise ConfigError(f"--resume {path} is not a checkpoint folder (no manifest.json); use {hint}")
+        ok, reason = verify(path)
+        if not ok:
+            raise ConfigError(f"--resume {path} is not a valid checkpoint ({reason}); use --resume auto to take "
+                              "the newest valid one")
+    saved = json.loads(load_part(path, "trainer.pt")["config"])
+    diff = config_differences(saved, cfg.to_dict(), SHAPE_KEYS)
+    if diff:
+        raise ConfigError(f"checkpoint {path} does not fit this config ("
+                          + ", ".join(f"{k}: checkpoint {a!r}, now {b!r}" for k, (a, b) in diff.items())
+                          + "); resume with the run's own settings, or pick a new --run-dir")
 
 
 @contextlib.contextmanager
@@ -314,7 +338,11 @@ def _launch(cfg: TrainConfig, quiet: bool, on_start) -> dict:
     log_dir = run_dir / "logs"
     log_dir.mkdir(parents=True, exist_ok=True)
     cfg.save(run_dir / "config.json")
-    data = prepare_for(cfg, progress=not quiet)  # errors surface here, once; ranks read the file
+    try:
+        data = prepare_for(cfg, progress=not quiet)  # errors surface here, once; ranks read the file
+    except (ValueError, TypeError, KeyError, OSError) as err:  # data or tokenizer that cannot be read
+        raise ConfigError(f"cannot prepare the data ({' '.join(str(err).split())[:300]}); check --data-source, "
+                          "--data-path and --tokenizer") from err
     port = choose_port()
     apply_process_group_env()  # the spawned ranks inherit it
 

@@ -56,6 +56,7 @@ def test_cuda_asked_where_there_is_none(tmp_path):
         launch(small_cfg(tmp_path / "c", device="cuda"), quiet=True)
 
 
+@pytest.mark.slow
 def test_too_many_ranks_warns(tmp_path):
     import os
 
@@ -64,6 +65,7 @@ def test_too_many_ranks_warns(tmp_path):
                          train_limit=1200, epochs=1, max_steps=2), quiet=True)
 
 
+@pytest.mark.slow
 def test_micro_batches_accumulate_to_the_same_update(tmp_path):
     whole = launch(small_cfg(tmp_path / "whole", max_steps=6), quiet=True)
     micro = launch(small_cfg(tmp_path / "micro", max_steps=6, micro_batch=8), quiet=True)  # 4 x 8 per rank
@@ -73,6 +75,7 @@ def test_micro_batches_accumulate_to_the_same_update(tmp_path):
     assert whole["steps"] == micro["steps"] == 6
 
 
+@pytest.mark.slow
 def test_fused_adamw_and_bucket_views_change_speed_not_the_run(tmp_path):
     """The two speed options of the step (on by default) train on the same samples to the
     same losses, up to rounding; the checkpoint records which AdamW made it."""
