@@ -21,6 +21,7 @@ BENCHMARKS = {
     "chaos_drill": (["chaos_drill.py"], 6),
     "save_interval": (["save_interval_bench.py"], 95),
     "pipeline": (["pipeline_bench.py"], 3),
+    "notebook_times": (["notebook_times.py"], 35),
 }
 
 

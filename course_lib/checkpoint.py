@@ -368,15 +368,22 @@ PIECES = {
 }
 
 
-def describe(path: str | Path) -> list[dict]:
-    """One row per file of a checkpoint: size, what it holds, why a resume needs it."""
+def describe(path: str | Path, lang: str | None = None):
+    """One row per file of a checkpoint: size, what it holds, why a resume needs it, and
+    whether the chapter's three-item checkpoint has it (a table)."""
+    import pandas as pd
+
+    from .i18n import resolve, tr
+
+    lang = resolve(lang)
     rows = []
     for f in sorted(Path(path).iterdir()):
         key = next((k for k in PIECES if f.name.startswith(k)), None)
         holds, why, textbook = PIECES.get(key, ("?", "?", False))
-        rows.append({"file": f.name, "kB": round(f.stat().st_size / 1024, 1), "holds": holds,
-                     "why": why, "in the textbook's checkpoint": textbook})
-    return rows
+        rows.append({tr("file", lang): f.name, "kB": round(f.stat().st_size / 1024, 1), tr("holds", lang): tr(holds, lang),
+                     tr("why a resume needs it", lang): tr(why, lang),
+                     tr("in the chapter's checkpoint", lang): tr("yes" if textbook else "no", lang)})
+    return pd.DataFrame(rows).set_index(tr("file", lang))
 
 
 def damage(path: str | Path, how: str = "flip") -> Path:

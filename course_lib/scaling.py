@@ -46,6 +46,46 @@ def _samples_per_s(run_dir: str | Path, skip: int) -> list[float]:
     return [v for s, v in read_scalars(run_dir)["train/samples_per_s"] if s > skip]
 
 
+def allreduce_frame(models=("bag", "minilm"), world_size: int = 2, lang: str | None = None):
+    """:func:`allreduce_table` of each model as one table: parameters, gradient size, and the
+    seconds one all-reduce takes over each link."""
+    import pandas as pd
+
+    from .i18n import resolve, tr
+
+    lang = resolve(lang)
+    rows = {}
+    for model in models:
+        t = allreduce_table(model, world_size)
+        rows[model] = {tr("parameter count", lang): f"{t['parameters']:,}", tr("gradient MB", lang): round(t["gradient_mb"], 1),
+                       **{f"{link} (s)": f"{sec:.3g}" for link, sec in t["seconds"].items()}}
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def ledger_samples_per_s(run_dir: str | Path, skip: int = 2) -> float:
+    """Training samples per second from a run's own ledger (rank 0: each step's whole batch and
+    its time stamp), after ``skip`` warm-up steps: start-up, data loading and the final
+    evaluation do not count."""
+    rows = read_ledger(run_dir, 0)[skip:]
+    if len(rows) < 2:
+        raise ValueError(f"{run_dir}: too few steps in the ledger to time ({len(rows)} after {skip} skipped)")
+    return sum(len(r["batch_ids"]) for r in rows[1:]) / (rows[-1]["time"] - rows[0]["time"])
+
+
+def throughput_table(runs: dict[str, str | Path], lang: str | None = None):
+    """samples/s of each run and its ratio to the first: the chapter's "total throughput = one
+    card x cards" measured, not assumed."""
+    import pandas as pd
+
+    from .i18n import resolve, tr
+
+    lang = resolve(lang)
+    rates = {name: ledger_samples_per_s(d) for name, d in runs.items()}
+    first = next(iter(rates.values()))
+    return pd.DataFrame({tr("samples/s", lang): {k: round(v, 1) for k, v in rates.items()},
+                         tr("vs the first", lang): {k: f"{v / first:.2f}x" for k, v in rates.items()}})
+
+
 def measure_scaling(workdir: str | Path = "runs/scaling", model: str = "bag", steps: int = 30,
                     train_limit: int = 4000, global_batch_size: int = 64, skip: int = 3, rounds: int = 1,
                     **overrides) -> dict:

@@ -156,6 +156,17 @@ class RuleLabeler:
         return [self(t) for t in texts]
 
 
+def policy_table(rules: Iterable[Rule | tuple], texts: Iterable[str], default: str = "Other", lang: str | None = None):
+    """One row per text, one column per conflict policy: where the columns differ, rules conflict."""
+    import pandas as pd
+
+    from .i18n import resolve, tr
+
+    texts = list(texts)
+    return pd.DataFrame({policy: RuleLabeler(rules, default, policy).label_all(texts) for policy in POLICIES},
+                        index=pd.Index([t if len(t) <= 60 else t[:57] + "..." for t in texts], name=tr("text", resolve(lang))))
+
+
 DEMO_RULES = [
     Rule("Technology", r"\b(machine learning|neural|algorithm|software|computer|GPU)\b", priority=2),
     Rule("Sports", r"\b(football|match|tournament|goal|athlete)s?\b", priority=1),

@@ -126,13 +126,13 @@ def train_tokenizer(
         tk.normalizer = normalizers.BertNormalizer(lowercase=True)
         tk.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
         tk.decoder = decoders.WordPiece()
-        trainer = trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=specials)
+        trainer = trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=specials, show_progress=False)
     elif kind == "bpe":
         specials = ["<|endoftext|>"]
         tk = Tokenizer(models.BPE())
         tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
         tk.decoder = decoders.ByteLevel()
-        trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=specials,
+        trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=specials, show_progress=False,
                                       initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
     else:
         raise ValueError(f"kind must be 'wordpiece' or 'bpe', got {kind!r}")
@@ -211,12 +211,29 @@ def length_stats(lengths: Iterable[int], limits=(128, 256, 512)) -> dict:
             **{f"over_{n}": float((arr > n).mean()) for n in limits}}
 
 
-def compare_vocabularies(tokenizers: dict, texts: list[str]) -> dict:
-    """Vocabulary size, tokens per text and unknown-token rate of each tokenizer on ``texts``."""
-    out = {}
+def compare_vocabularies(tokenizers: dict, texts: list[str], lang: str | None = None):
+    """Vocabulary size, tokens per text and unknown-token rate of each tokenizer on ``texts``,
+    one row per tokenizer."""
+    import pandas as pd
+
+    from .i18n import resolve, tr
+
+    lang, out = resolve(lang), {}
     for name, tok in tokenizers.items():
         ids = [i for seq in encode_texts(tok, texts)["input_ids"] for i in seq]
         unk = tok.unk_token_id
-        out[name] = {"vocab": len(tok), "tokens_per_text": len(ids) / max(len(texts), 1),
-                     "unk_rate": sum(i == unk for i in ids) / max(len(ids), 1) if unk is not None else 0.0}
-    return out
+        out[name] = {tr("vocabulary", lang): len(tok), tr("tokens per review", lang): round(len(ids) / max(len(texts), 1), 1),
+                     tr("unknown-token rate", lang): sum(i == unk for i in ids) / max(len(ids), 1) if unk is not None else 0.0}
+    return pd.DataFrame.from_dict(out, orient="index")
+
+
+def pieces_table(tokenizers: dict, words: list[str], lang: str | None = None):
+    """How each tokenizer cuts each word (one row per word, pieces joined by " · "). Whether a
+    word splits depends on the vocabulary: a word frequent in the text the vocabulary was
+    built from becomes one token, a rarer one is spelled from pieces."""
+    import pandas as pd
+
+    from .i18n import resolve, tr
+
+    return pd.DataFrame({name: [" · ".join(tok.tokenize(w)) for w in words] for name, tok in tokenizers.items()},
+                        index=pd.Index(words, name=tr("text", resolve(lang))))

@@ -232,7 +232,11 @@ class Trainer:
         return torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.cfg.precision == "bf16")
 
     def _batch(self, indices: list[int]) -> dict[str, torch.Tensor]:
-        return {k: v.to(self.device) for k, v in self.train_data.batch(indices, self.pad_id).items()}
+        batch = self.train_data.batch(indices, self.pad_id)
+        if self.rank == self.cfg.corrupt_rank:  # teaching only (notebook 03): the rank whose loss line goes astray
+            labels = torch.Generator().manual_seed(self.cfg.seed * 1_000_003 + indices[0])
+            batch["label"] = torch.randint(0, 2, batch["label"].shape, generator=labels)
+        return {k: v.to(self.device) for k, v in batch.items()}
 
     def _run_batch(self, indices: list[int]) -> tuple[float, float, float, bool]:
         """One optimizer step over this rank's ``indices``: the gradients of the global batch

@@ -136,7 +136,7 @@ class InterruptionLab:
         self.figure = plots.interruption(ref, {label: run.run_dir}, steps)
         self.status.value = f"<b>{tr('identical' if self.result['identical'] else 'different', self.lang)}</b>"
         self.report_text = "\n".join(report["interruptions"] or [tr("the run finished before the kill step (no interruption)", self.lang)]) \
-            + "\n" + format_report(self.result) + "\n"
+            + "\n" + format_report(self.result, self.lang) + "\n"
         show_figure(self.output, self.figure)
         self.output.append_stdout(self.report_text)
 
@@ -150,7 +150,7 @@ class SaveIntervalExplorer:
     survivors' save covers; the expected-wall-time curve of :mod:`course_lib.advisor` redrawn
     on each change, with the measured runs of an interval study and the textbook's interval."""
 
-    def __init__(self, study: dict, epoch_steps: int | None = None, lang: str | None = None):
+    def __init__(self, study: dict, epoch_steps: int | None = None, lang: str | None = None, show_covered: bool = True):
         from .advisor import Costs
 
         self.lang = resolve(lang)
@@ -172,8 +172,22 @@ class SaveIntervalExplorer:
         self.output = W.Output()
         for control in (self.mtbf, self.save_cost, self.covered):
             control.observe(lambda _change: self.update(), names="value")
-        self.widget = W.VBox([self.mtbf, self.save_cost, self.covered, self.answer, self.output])
+        # the share covered is station 5's survivors' save: station 4 shows the explorer without it
+        self.widget = W.VBox([self.mtbf, self.save_cost, *([self.covered] if show_covered else []), self.answer, self.output])
         self.update()
+
+    @classmethod
+    def from_run(cls, run_dir: str | Path, mtbf: float, steps: int | None = None, **kw) -> "SaveIntervalExplorer":
+        """The explorer on one run's own costs (:func:`course_lib.advisor.measure_costs`), for a
+        run of ``steps`` steps (default: that run's length), without measured points."""
+        from .advisor import advise, measure_costs
+        from .monitor import read_ledger
+
+        costs = measure_costs(run_dir)
+        if steps:
+            costs.steps = steps
+        return cls({"advice": advise(costs, mtbf), "mtbf_seconds": mtbf, "points": None,
+                    "steps_per_epoch": sum(r["epoch"] == 0 for r in read_ledger(run_dir))}, **kw)
 
     def _ipython_display_(self):
         display(self.widget)

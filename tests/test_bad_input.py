@@ -64,6 +64,7 @@ ROWS = [
      ("does not fit", "embed_dim")),
     (["train", "--run-dir", "{run_copy}", "--cache-dir", "{x}"], "a file", ("--cache-dir", "is a file")),
     (["pipeline", "--run-dir", "{x}"], "a file", ("is a file",)),
+    (["edition", "--out", "{x}", "--small", "--lang", "en", "--notebooks", "01"], "a file", ("--out", "is a file")),
     (["pipeline", "--run-dir", "{x}"], "a folder of my files", ("thesis.tex", "pick a new --run-dir")),
 ]
 FIXES = ("give", "use ", "pick", "train it", "chmod", "save ", "resume with", "check ", "choose")
@@ -105,6 +106,7 @@ def _unreadable(path):
 def no_processes(monkeypatch):
     """Bad input must be answered before data is prepared or a process starts: if a row got
     that far, this says so instead of training."""
+    import course_lib.edition
     import course_lib.pipeline
     import course_lib.prepare
 
@@ -112,6 +114,7 @@ def no_processes(monkeypatch):
         raise AssertionError("bad input got as far as preparing data / starting processes")
     monkeypatch.setattr(course_lib.prepare, "prepare_for", refuse)  # launch imports it when it needs it
     monkeypatch.setattr(course_lib.pipeline, "prepare_for", refuse)
+    monkeypatch.setattr(course_lib.edition, "execute", refuse)
 
 
 @pytest.mark.parametrize("argv,kind,words", ROWS, ids=[f"{' '.join(a[:2])}:{k}" for a, k, _ in ROWS])

@@ -90,3 +90,42 @@ def test_fused_adamw_and_bucket_views_change_speed_not_the_run(tmp_path):
     fused = [ckpt.load_part(run / "checkpoints" / "step-00000005", "optimizer.pt")["param_groups"][0]["fused"]
              for run in (tmp_path / "fast", tmp_path / "plain")]
     assert fused[0] is True and not fused[1]
+
+
+def hello(rank):  # a worker that spawned children can import: it lives in a module
+    print("hello from rank", rank)
+
+
+def test_try_spawn_reports_the_childrens_own_error(monkeypatch):
+    """A function defined in ``__main__`` (a notebook cell) cannot be found by spawned
+    children; try_spawn shows the error each child printed, not a made-up message."""
+    import sys
+
+    from course_lib.launch import try_spawn
+
+    namespace = {"__name__": "__main__"}
+    exec("def my_worker(rank):\n    print(rank)\n", namespace)
+    monkeypatch.setattr(sys.modules["__main__"], "my_worker", namespace["my_worker"], raising=False)
+    failed = try_spawn(namespace["my_worker"], nprocs=2)
+    assert "ProcessExitedException" in failed and "exit code 1" in failed
+    assert failed.count("child:  AttributeError: Can't get attribute 'my_worker'") == 2, failed
+    assert try_spawn(hello, nprocs=2) == "parent: every process finished without an error"
+
+
+@pytest.mark.slow
+def test_a_corrupt_rank_is_the_one_whose_loss_does_not_fall(tmp_path):
+    """The chapter's third reading of the per-rank lines, on purpose: one rank trains on random
+    labels (a corrupted shard); DDP keeps the parameters identical, the loss lines tell."""
+    from course_lib.monitor import loss_by_rank
+
+    summary = launch(small_cfg(tmp_path / "run", train_limit=4000, epochs=2, embed_dim=32, corrupt_rank=1), quiet=True)
+    table = loss_by_rank(tmp_path / "run", lang="en")
+    assert list(table["falls with the others?"]) == ["yes", "NO"], table
+    assert summary["parameter_sha256"]  # the ranks still agree: the lines, not the check, show the fault
+
+
+def test_corrupt_rank_must_be_a_rank():
+    from course_lib.config import ConfigError, TrainConfig
+
+    with pytest.raises(ConfigError, match="corrupt_rank 2 is not a rank of world_size 2"):
+        TrainConfig(corrupt_rank=2)

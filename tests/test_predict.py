@@ -104,3 +104,39 @@ def test_out_of_domain_and_the_review_box(run):
     box.text.value = REVIEWS[1]
     box.button.click()
     assert box.result["label"] == "negative" and "负面" in box.answer.value
+
+
+def test_predict_table_names_the_wrong_answers(run):
+    from course_lib.predict import predict_table
+
+    table = predict_table(run, {REVIEWS[0]: "positive", REVIEWS[1]: "positive"}, lang="en")
+    assert list(table["right?"]) == ["yes", "NO"] and list(table["model"]) == ["positive", "negative"]
+
+
+def test_explain_is_the_models_own_arithmetic(run):
+    """The pushes of every token and pair, plus the head's bias, add up to the model's margin
+    (logit positive - logit negative): the explanation is the model, not a story about it."""
+    from course_lib.predict import explain
+
+    clf = load_classifier(run)
+    text = REVIEWS[1]
+    every = explain(run, text, top=1000, lang="en")["push towards positive"]
+    bias = float(clf.model.head.bias[1] - clf.model.head.bias[0])
+    from course_lib.tokenization import encode_texts
+    from course_lib.data import clean_text
+
+    ids = torch.tensor([encode_texts(clf.tokenizer, [clean_text(text)], clf.cfg.max_length)["input_ids"][0]])
+    with torch.no_grad():
+        logits = clf.model(ids, torch.ones_like(ids))[0]
+    assert abs(float(every.sum()) + bias - float(logits[1] - logits[0])) < 1e-3 * len(every)
+
+
+
+def test_explain_reads_bag_models_only(run, tmp_path):
+    from course_lib.predict import explain
+
+    other = tmp_path / "run"
+    shutil.copytree(run, other)
+    (other / "config.json").write_text(json.dumps({**json.loads((run / "config.json").read_text()), "model": "transformer"}))
+    with pytest.raises(ConfigError, match="bag-of-n-grams"):
+        explain(other, REVIEWS[0])

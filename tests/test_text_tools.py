@@ -50,3 +50,11 @@ def test_rule_errors():
         Rule("X", "(unclosed")
     with pytest.raises(ValueError, match="policy"):
         RuleLabeler(DEMO_RULES, policy="random")
+
+
+def test_policy_table_shows_where_rules_conflict():
+    from course_lib.text_tools import DEMO_RULES, policy_table
+
+    t = policy_table(DEMO_RULES, ["Our team wrote an algorithm to schedule hospital doctors and patients."], lang="en")
+    row = t.iloc[0]
+    assert row["first"] == "Technology" and row["vote"] == "Health"

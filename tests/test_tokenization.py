@@ -78,3 +78,15 @@ def test_train_and_reload_own_tokenizer(kind, tmp_path, imdb_texts):
     assert tok.decode(ids, skip_special_tokens=True).strip().lower() == "this movie was great"
     with pytest.raises(ValueError):
         train_tokenizer("unigram", ["x"])
+
+
+def test_whether_a_word_splits_depends_on_the_vocabulary(wp, imdb_texts):
+    """The chapter's example: BERT's vocabulary keeps "unbelievable" whole, spells
+    "unwatchable" from pieces; a small vocabulary trained on reviews splits both."""
+    from course_lib.data import clean_text
+    from course_lib.tokenization import pieces_table, train_tokenizer
+
+    small = train_tokenizer("wordpiece", [clean_text(t) for t in imdb_texts.texts[:2000]], vocab_size=1000)
+    t = pieces_table({"bert": wp, "small": small}, ["unbelievable", "unwatchable"], lang="en")
+    assert t.loc["unbelievable", "bert"] == "unbelievable" and t.loc["unwatchable", "bert"] == "un · ##watch · ##able"
+    assert t.loc["unbelievable", "small"].startswith("un · ##")

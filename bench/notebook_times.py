@@ -1,0 +1,43 @@
+"""How long each notebook takes, read and run, with its committed defaults (both editions).
+
+Each notebook is executed top to bottom in a fresh kernel (``course_lib.edition.execute``, the
+same as the HTML edition), cut at its ``##`` headings, and each part gets its measured run
+time and an estimated reading time (``course_lib.edition.read_seconds``: prose at 180 English
+words or 300 Chinese characters a minute, 3 s a line of code, 20 s a table or figure). Writes
+``bench/results/notebook_times.json``; ``python tools/chapter_map.py`` puts the numbers into
+the notebooks' headers and the READMEs' tables.
+
+    python bench/notebook_times.py [--lang en zh] [--notebooks 01 03]
+"""
+import argparse
+import json
+import shutil
+import time
+
+from common import RESULTS, write
+
+from course_lib import edition
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--lang", nargs="+", default=list(edition.LANGS))
+    ap.add_argument("--notebooks", nargs="+")
+    a = ap.parse_args()
+    old = json.loads((RESULTS / "notebook_times.json").read_text()).get("notebooks", {}) \
+        if (RESULTS / "notebook_times.json").exists() else {}
+    result = {lang: dict(old.get(lang, {})) for lang in edition.LANGS}
+    work = RESULTS / "tmp" / "notebooks"
+    for lang, path in edition.notebook_paths(a.lang, a.notebooks):
+        shutil.rmtree(work / lang, ignore_errors=True)
+        t0 = time.perf_counter()
+        nb = edition.execute(path, cwd=work / lang)
+        parts = [{**p, "read_seconds": round(edition.read_seconds(p), 1), "run_seconds": round(p["run_seconds"], 1)}
+                 for p in edition.sections(nb)]
+        result[lang][path.name] = {"parts": parts, "wall_seconds": round(time.perf_counter() - t0, 1)}
+        print(f"{lang}/{path.name}: {result[lang][path.name]['wall_seconds']} s", flush=True)
+    write("notebook_times", {"notebooks": result, "method": edition.read_seconds.__doc__.split("\n")[0]})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,212 @@
+"""What the book's version loses, measured: the same real kills, the book's resume against the kit's.
+
+Both experiments run real processes and real SIGKILLs, and judge each interrupted run against
+the *same code* never interrupted with :func:`course_lib.compare.compare_runs` (the book's run
+is compared with the book's, the kit's with the kit's: the two loops differ, the question is
+whether each resume continues its own run):
+
+* :func:`what_the_book_loses`: a kill in the middle of an epoch. The book resumes with
+  ``resume_training`` from its last ``model_epoch_N.pth``; the kit with ``--resume auto``.
+* :func:`crash_during_save`: a kill half-way through writing a checkpoint. The book's file is
+  left half-written and its resume crashes; the kit's commit protocol keeps the previous one.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pandas as pd
+import torch
+
+from .. import i18n
+from ..checkpoint import list_checkpoints, verify
+from ..compare import acceptance_test, compare_runs
+from ..config import TrainConfig
+from ..drills import ensure_reference, interrupt_and_resume, steps_redone
+from ..launch import RankFailed, RunInterrupted, launch
+from ..monitor import read_scalars
+from .run import DATA_LIMIT, checkpoints, run_book
+
+STEPS_PER_EPOCH = 16  # the chapter's: 1,024 reviews / 2 ranks / 32 per step
+
+ZH = {
+    "the book, never interrupted": "原书代码，不中断",
+    "the book, killed at step {k}, resume_training('{f}')": "原书代码，第 {k} 步被杀，resume_training('{f}')",
+    "the kit, killed at step {k}, --resume auto": "本套件，第 {k} 步被杀，--resume auto",
+    "identical to its run never interrupted": "与不中断的同一训练完全一致",
+    "first divergent step": "第一个出现分歧的步",
+    "resumed from step": "从第几步续训",
+    "steps lost and redone": "丢失并重做的步数",
+    "samples skipped / repeated": "跳过 / 重复的样本",
+    "largest loss difference": "最大损失差",
+    "the chapter's acceptance test": "本章的验收标准",
+    "passes ({after:.4f} < {before:.4f})": "通过（{after:.4f} < {before:.4f}）",
+    "fails ({after:.4f} >= {before:.4f})": "未通过（{after:.4f} >= {before:.4f}）",
+    "reference": "参照", "yes": "是", "no": "否", "none": "无",
+    "on disk after the kill": "被杀之后磁盘上的文件",
+    "the resume": "续训",
+    "the book, killed while saving epoch {n}": "原书代码，保存第 {n} 个 epoch 时被杀",
+    "the kit, killed while saving step {s}": "本套件，保存第 {s} 步时被杀",
+    "loads": "可以载入", "unreadable": "无法读取",
+    "resume_training('{f}') crashed: {err}": "resume_training('{f}') 崩溃：{err}",
+    "--resume auto continued from step {s}": "--resume auto 从第 {s} 步继续",
+    "- (the run cannot continue)": "-（训练无法继续）",
+}
+
+
+def _t(text: str, lang: str, **values) -> str:
+    out = ZH.get(text, text) if lang == "zh" else text
+    return out.format(**values) if values else out
+
+
+def _kit_config(run_dir: Path, epochs: int, save_interval: int) -> TrainConfig:
+    """The kit's trainer on the book's data and shapes: 1,024 reviews, 64 per global step
+    (16 steps an epoch), a checkpoint as often as the book's (every ``save_interval`` epochs)."""
+    return TrainConfig(run_dir=str(run_dir), train_limit=DATA_LIMIT, epochs=epochs, global_batch_size=64,
+                       save_every_steps=save_interval * STEPS_PER_EPOCH, log_every=10**6, world_size=2)
+
+
+def _book_acceptance(run_dir: Path, epoch: int) -> tuple[float, float]:
+    """The chapter's test with the book's own records: the loss in ``model_epoch_{epoch}.pth``
+    and the loss its ``SummaryWriter`` wrote for the epoch after (rank 0's epoch means)."""
+    before = torch.load(run_dir / f"model_epoch_{epoch}.pth", weights_only=True)["loss"]
+    after = dict(read_scalars(run_dir)["Loss/train"])[epoch + 1]
+    return float(after), float(before)
+
+
+def _row(lang: str, cmp: dict | None, resumed: int | None, redone: int | None, accept: tuple | None) -> dict:
+    yes, no = _t("yes", lang), _t("no", lang)
+    verdict = "-" if accept is None else _t("passes ({after:.4f} < {before:.4f})" if accept[0] < accept[1]
+                                            else "fails ({after:.4f} >= {before:.4f})", lang,
+                                            after=accept[0], before=accept[1])
+    if cmp is None:
+        return {_t("identical to its run never interrupted", lang): _t("reference", lang),
+                _t("first divergent step", lang): "-", _t("resumed from step", lang): "-",
+                _t("steps lost and redone", lang): 0, _t("samples skipped / repeated", lang): "-",
+                _t("largest loss difference", lang): "-", _t("the chapter's acceptance test", lang): verdict}
+    first = cmp["first_divergent_step"]
+    return {_t("identical to its run never interrupted", lang): yes if cmp["identical"] else no,
+            _t("first divergent step", lang): _t("none", lang) if first is None else first,
+            _t("resumed from step", lang): resumed, _t("steps lost and redone", lang): redone,
+            _t("samples skipped / repeated", lang): f"{cmp['skipped_samples']} / {cmp['repeated_samples']}",
+            _t("largest loss difference", lang): f"{cmp['max_loss_diff']:.3g}",
+            _t("the chapter's acceptance test", lang): verdict}
+
+
+def _say(i: int, n: int, what: str, t0: float) -> None:
+    print(f"[{i}/{n}] {what}: {time.perf_counter() - t0:.1f} s", flush=True)
+
+
+def what_the_book_loses(workdir: str | Path, epochs: int = 12, save_interval: int = 10, kill_at_step: int = 185,
+                        kill_rank: int = 1, dropout: float = 0.1, lang: str | None = None) -> pd.DataFrame:
+    """The book's run never interrupted; the book's run SIGKILLed at ``kill_at_step`` and resumed
+    with ``resume_training`` from its newest ``model_epoch_N.pth``; the kit's trainer under the
+    same kill with ``--resume auto``. Each judged against its own run never interrupted.
+
+    The defaults: 12 epochs of 16 steps, a checkpoint after epoch 10 (the chapter's), the kill as
+    step 185 begins (step 9 of epoch 12). ``df.attrs`` holds the raw comparisons."""
+    lang = i18n.resolve(lang)
+    workdir = Path(workdir)
+    saved_epoch = (kill_at_step - 1) // STEPS_PER_EPOCH // save_interval * save_interval
+    if saved_epoch < 1:
+        raise ValueError(f"a kill at step {kill_at_step} comes before the first checkpoint (epoch {save_interval}, "
+                         f"step {save_interval * STEPS_PER_EPOCH}): the book has nothing to resume from; kill later")
+    if kill_at_step > epochs * STEPS_PER_EPOCH:
+        raise ValueError(f"a kill at step {kill_at_step} is past the run's end (step {epochs * STEPS_PER_EPOCH})")
+    ckpt_name = f"model_epoch_{saved_epoch}.pth"
+    t0 = time.perf_counter()
+    book_ref, book_run = workdir / "book-reference", workdir / "book-killed"
+    run_book(book_ref, epochs, save_interval, dropout=dropout, show="none")
+    _say(1, 4, _t("the book, never interrupted", lang), t0)
+    run_book(book_run, epochs, save_interval, kill_at_step=kill_at_step, kill_rank=kill_rank, dropout=dropout, show="none")
+    run_book(book_run, epochs, save_interval, resume=ckpt_name, dropout=dropout, show="none")
+    _say(2, 4, _t("the book, killed at step {k}, resume_training('{f}')", lang, k=kill_at_step, f=ckpt_name), t0)
+    kit = _kit_config(workdir / f"kit-reference-e{epochs}-s{save_interval}", epochs, save_interval).replace(dropout=dropout)
+    ensure_reference(kit)
+    _say(3, 4, "the kit, never interrupted", t0)
+    kit_run = kit.replace(run_dir=str(workdir / "kit-killed"))
+    drill = interrupt_and_resume(kit_run, kill_at_step, kill_rank=kill_rank)
+    _say(4, 4, _t("the kit, killed at step {k}, --resume auto", lang, k=kill_at_step), t0)
+
+    book_cmp, kit_cmp = compare_runs(book_ref, book_run), compare_runs(kit.run_dir, kit_run.run_dir)
+    kit_accept = acceptance_test(kit_run.run_dir)
+    rows = {
+        _t("the book, never interrupted", lang): _row(lang, None, None, None, None),
+        _t("the book, killed at step {k}, resume_training('{f}')", lang, k=kill_at_step, f=ckpt_name):
+            _row(lang, book_cmp, saved_epoch * STEPS_PER_EPOCH, sum(steps_redone(book_run).values()),
+                 _book_acceptance(book_run, saved_epoch)),
+        _t("the kit, killed at step {k}, --resume auto", lang, k=kill_at_step):
+            _row(lang, kit_cmp, drill["resumed_from"], drill["steps_redone"],
+                 (kit_accept["first_epoch_after_loss"], kit_accept["checkpoint_loss"])),
+    }
+    df = pd.DataFrame.from_dict(rows, orient="index")
+    df.attrs = {"book": book_cmp, "kit": kit_cmp, "kit_acceptance": kit_accept, "checkpoint": ckpt_name,
+                "book_acceptance": _book_acceptance(book_run, saved_epoch), "book_redone": sum(steps_redone(book_run).values()),
+                "kit_redone": drill["steps_redone"], "kit_resumed_from": drill["resumed_from"],
+                "seconds": time.perf_counter() - t0}
+    return df
+
+
+def _loads(path: Path) -> str:
+    try:
+        torch.load(path, weights_only=True)
+        return "loads"
+    except Exception as err:  # what torch says about half a zip file
+        return f"{type(err).__name__}: {str(err).splitlines()[0][:90]}"
+
+
+def _last_error(failure: RankFailed) -> str:
+    lines = [line.strip() for line in str(failure).splitlines() if "Error" in line and ":" in line]
+    return lines[-1][:160] if lines else str(failure).splitlines()[-1][:160]
+
+
+def crash_during_save(workdir: str | Path, epochs: int = 6, save_interval: int = 2, kill_epoch: int = 4,
+                      lang: str | None = None) -> pd.DataFrame:
+    """A SIGKILL half-way through a checkpoint: the book's ``model_epoch_{kill_epoch}.pth``, the
+    kit's save of the same step. What is on disk after the kill, and what each resume does."""
+    lang = i18n.resolve(lang)
+    workdir = Path(workdir)
+    if kill_epoch % save_interval or not 0 < kill_epoch < epochs:
+        raise ValueError(f"kill_epoch {kill_epoch} must be a save epoch (a multiple of {save_interval}) before the "
+                         f"last epoch ({epochs})")
+    t0, step = time.perf_counter(), kill_epoch * STEPS_PER_EPOCH
+    book_dir, name = workdir / "book-save-killed", f"model_epoch_{kill_epoch}.pth"
+    run_book(book_dir, epochs, save_interval, kill_during_save=kill_epoch, show="none")
+    files = {f: _loads(book_dir / f) for f in checkpoints(book_dir)}
+    on_disk = ", ".join(f"{f} ({_t('loads', lang) if state == 'loads' else _t('unreadable', lang) + ': ' + state})"
+                        for f, state in files.items())
+    try:
+        run_book(book_dir, epochs, save_interval, resume=name, show="none")
+        book_resume = "resumed (unexpected)"
+    except RankFailed as failure:
+        book_resume = _t("resume_training('{f}') crashed: {err}", lang, f=name, err=_last_error(failure))
+    _say(1, 2, _t("the book, killed while saving epoch {n}", lang, n=kill_epoch), t0)
+
+    kit = _kit_config(workdir / f"kit-reference-e{epochs}-s{save_interval}", epochs, save_interval)
+    ensure_reference(kit)
+    kit_run = kit.replace(run_dir=str(workdir / "kit-save-killed"), kill_at_step=step, kill_mode="during-save",
+                          kill_rank=0)
+    try:
+        launch(kit_run, quiet=True)
+    except RunInterrupted:
+        pass
+    root = Path(kit_run.run_dir) / "checkpoints"
+    kit_disk = ", ".join([f"{p.name} ({'valid' if verify(p)[0] else verify(p)[1]})" for p in list_checkpoints(kit_run.run_dir)]
+                         + [f"{p.name} (not a checkpoint: never committed)" for p in sorted(root.glob(".tmp-*"))])
+    summary = launch(kit_run.replace(resume="auto"), quiet=True)
+    cmp = compare_runs(kit.run_dir, kit_run.run_dir)
+    _say(2, 2, _t("the kit, killed while saving step {s}", lang, s=step), t0)
+    rows = {
+        _t("the book, killed while saving epoch {n}", lang, n=kill_epoch): {
+            _t("on disk after the kill", lang): on_disk, _t("the resume", lang): book_resume,
+            _t("identical to its run never interrupted", lang): _t("- (the run cannot continue)", lang)},
+        _t("the kit, killed while saving step {s}", lang, s=step): {
+            _t("on disk after the kill", lang): kit_disk,
+            _t("the resume", lang): _t("--resume auto continued from step {s}", lang, s=summary["resumed_from"]),
+            _t("identical to its run never interrupted", lang): _t("yes" if cmp["identical"] else "no", lang)},
+    }
+    df = pd.DataFrame.from_dict(rows, orient="index")
+    df.attrs = {"book_files": files,
+                "book_resume": book_resume, "kit_resumed_from": summary["resumed_from"], "kit": cmp,
+                "seconds": time.perf_counter() - t0}
+    return df

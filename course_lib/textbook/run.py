@@ -1,0 +1,212 @@
+"""Starting the book's code: ``torch.multiprocessing.spawn``, two real processes, gloo on loopback.
+
+:func:`run_book` is what a notebook cell calls. The chapter's run is the default: 2 ranks,
+10 epochs, 16 steps per rank per epoch (1,024 training reviews, 32 per rank per step), the
+three-item checkpoint every 10 epochs. The ranks' lines appear in the cell as they are printed
+(each rank writes ``DIR/logs/rank{R}.log``, the parent prints new lines), and a planned fault
+is a real SIGKILL.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import signal
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+import torch
+import torch.multiprocessing as mp
+
+from .. import i18n
+from ..launch import RankFailed, _Tail, exit_now, free_port
+from ..monitor import read_ledger
+from ..prepare import prepare_imdb
+
+DATA_LIMIT = 1280  # reviews taken from IMDB: 1,024 train (the chapter's 16 steps x 32 x 2 ranks), 256 held out
+
+
+@dataclass(frozen=True)
+class BookSettings:
+    """Everything the book's ``train(rank, world_size, settings)`` reads (picklable: it
+    travels to the spawned ranks)."""
+    run_dir: str
+    data_file: str
+    epochs: int = 10
+    save_interval: int = 10
+    train_reviews: int = 1024
+    batch_size: int = 32
+    lr: float = 5e-3
+    dropout: float = 0.1
+    seed: int = 0
+    resume: str | None = None
+    kill_at_step: list = field(default_factory=list)  # the kit's fault plan (see course_lib.faults)
+    kill_rank: list = field(default_factory=lambda: [1])
+    kill_mode: list = field(default_factory=lambda: ["sigkill"])
+
+
+@dataclass
+class BookRun:
+    """What one call of :func:`run_book` did. Shown in a notebook as a small table."""
+    run_dir: str
+    attempt: int
+    steps: int
+    planned_steps: int
+    interrupted: str | None
+    checkpoints: dict          # file name -> size in bytes
+    test_accuracy: float | None
+    seconds: float
+
+    def table(self, lang: str | None = None) -> pd.DataFrame:
+        zh = i18n.resolve(lang) == "zh"
+        files = ", ".join(f"{name} ({size / 1024:.0f} kB)" for name, size in self.checkpoints.items()) or "-"
+        rows = {("运行目录" if zh else "run directory"): self.run_dir,
+                ("第几次启动" if zh else "attempt"): self.attempt,
+                ("已完成的步数" if zh else "steps done"): f"{self.steps} / {self.planned_steps}",
+                ("中断" if zh else "interrupted"): self.interrupted or ("否" if zh else "no"),
+                ("磁盘上的检查点" if zh else "checkpoints on disk"): files,
+                ("测试集准确率" if zh else "test accuracy"): "-" if self.test_accuracy is None else f"{self.test_accuracy:.2%}",
+                ("用时（秒）" if zh else "seconds"): round(self.seconds, 1)}
+        return pd.DataFrame({"": list(rows.values())}, index=list(rows))
+
+    def _repr_html_(self) -> str:
+        return self.table().to_html()
+
+    def __repr__(self) -> str:
+        return self.table().to_string()
+
+
+class _BookTail(_Tail):
+    """The ranks' lines as they come; with ``show="epochs"`` only each epoch's first and last
+    step (the chapter's own excerpt) and every line that is not a step line."""
+
+    def __init__(self, log_dir: Path, world_size: int, show: str, steps_per_epoch: int):
+        super().__init__(log_dir, world_size, quiet=show == "none")
+        self.show, self.keep = show, (f"Step [1/{steps_per_epoch}]", f"Step [{steps_per_epoch}/{steps_per_epoch}]")
+
+    def _show(self, line: str) -> None:
+        if self.show == "all" or "Step [" not in line or any(k in line for k in self.keep):
+            super()._show(line)
+
+
+def _spawned(rank: int, world_size: int, settings: BookSettings, port: int, threads: int | None = None) -> None:
+    """The kit's entry point of a spawned rank: loopback address, threads, the rank's log
+    file; then the book's ``train``. (A function defined in a notebook cannot be spawned.)"""
+    from .book import train
+
+    log = open(Path(settings.run_dir) / "logs" / f"rank{rank}.log", "a", buffering=1)
+    os.dup2(log.fileno(), 1)
+    os.dup2(log.fileno(), 2)
+    sys.stdout = sys.stderr = log
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    torch.set_num_threads(threads or max(1, (os.cpu_count() or 1) // world_size))
+    train(rank, world_size, settings)
+    exit_now(0)
+
+
+def _clear(run_dir: Path) -> None:
+    """A fresh run: remove what an earlier run left in ``run_dir`` (only the files a book run writes)."""
+    import shutil
+
+    for name in ("metrics", "logs", "tb", "final"):
+        shutil.rmtree(run_dir / name, ignore_errors=True)
+    for name in ("attempts.jsonl", "faults.jsonl", *(p.name for p in run_dir.glob("model_epoch_*.pth"))):
+        (run_dir / name).unlink(missing_ok=True)
+
+
+def checkpoints(run_dir: str | Path) -> dict:
+    """The book's checkpoint files in ``run_dir``, in epoch order (not string order:
+    ``model_epoch_10`` sorts before ``model_epoch_2`` as a string)."""
+    files = sorted(Path(run_dir).glob("model_epoch_*.pth"), key=lambda p: int(p.stem.rsplit("_", 1)[1]))
+    return {p.name: p.stat().st_size for p in files}
+
+
+def checkpoint_contents(path: str | Path, lang: str | None = None) -> pd.DataFrame:
+    """What one of the book's ``model_epoch_N.pth`` files holds, key by key (loaded as data,
+    ``weights_only=True``): the epoch, the model's tensors, the optimizer's state, the loss."""
+    zh = i18n.resolve(lang) == "zh"
+    ckpt = torch.load(path, weights_only=True)
+    rows = {}
+    for key, value in ckpt.items():
+        if key == "model_state_dict":
+            mb = sum(t.numel() * t.element_size() for t in value.values()) / 2**20
+            rows[key] = f"{len(value)} 个张量，{mb:.1f} MB" if zh else f"{len(value)} tensors, {mb:.1f} MB"
+        elif key == "optimizer_state_dict":
+            names = sorted({k for st in value["state"].values() for k in st})
+            lr = value["param_groups"][0]["lr"]
+            rows[key] = (f"{len(value['state'])} 个参数张量的 {', '.join(names)}；lr {lr:g}" if zh
+                         else f"{', '.join(names)} of {len(value['state'])} parameter tensors; lr {lr:g}")
+        else:
+            rows[key] = round(value, 4) if isinstance(value, float) else value
+    return pd.DataFrame({("内容" if zh else "holds"): list(rows.values())},
+                        index=pd.Index(list(rows), name=("键" if zh else "key")))
+
+
+def run_book(run_dir: str | Path, epochs: int = 10, save_interval: int = 10, kill_at_step: int | None = None,
+             kill_rank: int = 1, kill_during_save: int | None = None, resume: str | None = None,
+             dropout: float = 0.1, seed: int = 0, world_size: int = 2, show: str = "epochs",
+             threads_per_rank: int | None = None) -> BookRun:
+    """Run the chapter's code (:func:`course_lib.textbook.book.train`) on ``world_size`` spawned ranks.
+
+    ``kill_at_step=K``: rank ``kill_rank`` is SIGKILLed as global step K begins (16 steps an
+    epoch: K = 185 is step 9 of epoch 12). ``kill_during_save=N``: rank 0 is SIGKILLed half-way
+    through writing ``model_epoch_N.pth``. ``resume``: a checkpoint file (a name in ``run_dir``
+    or a path) for the book's ``resume_training``; the run continues in ``run_dir``, without it
+    ``run_dir`` starts afresh. ``show``: ``"epochs"`` (each epoch's first and last step lines),
+    ``"all"`` or ``"none"``; every line is in ``DIR/logs/rank{R}.log``. ``threads_per_rank``:
+    intra-op threads of each rank (default: the cores shared out; 1 makes a rank one "card").
+
+    Returns what happened (a table in a notebook). A rank that was killed is reported, not
+    raised; a rank that raised (the book's resume from a half-written file) raises :class:`RankFailed`.
+    """
+    if show not in ("epochs", "all", "none"):
+        raise ValueError(f"show must be 'epochs', 'all' or 'none', got {show!r}")
+    t0 = time.perf_counter()
+    run_dir = Path(run_dir)
+    if resume is None:
+        _clear(run_dir)
+    else:
+        resume = str(resume if Path(resume).is_absolute() or Path(resume).exists() else run_dir / resume)
+        if not Path(resume).exists():
+            raise FileNotFoundError(f"no checkpoint {resume}; the run's checkpoints: {list(checkpoints(run_dir)) or 'none'}")
+    (run_dir / "logs").mkdir(parents=True, exist_ok=True)
+    data = prepare_imdb(limit=DATA_LIMIT, progress=False)
+    steps_per_epoch = math.ceil(min(1024, len(data.train)) / world_size / 32)
+    kills = ([(kill_at_step, kill_rank, "sigkill")] if kill_at_step else []) + \
+        ([(kill_during_save * steps_per_epoch, 0, "during-save")] if kill_during_save else [])
+    settings = BookSettings(run_dir=str(run_dir), data_file=str(data.path), epochs=epochs, save_interval=save_interval,
+                            dropout=dropout, seed=seed, resume=resume, kill_at_step=[k[0] for k in kills],
+                            kill_rank=[k[1] for k in kills] or [1], kill_mode=[k[2] for k in kills] or ["sigkill"])
+    tail = _BookTail(run_dir / "logs", world_size, show, steps_per_epoch)
+    ctx = mp.spawn(_spawned, args=(world_size, settings, free_port(), threads_per_rank), nprocs=world_size, join=False)
+    interrupted = None
+    spawn_log = logging.getLogger("torch.multiprocessing.spawn")
+    level, _ = spawn_log.level, spawn_log.setLevel(logging.ERROR)  # not its "Terminating process ..." warning
+    try:
+        while not ctx.join(timeout=0.2):
+            tail.poll()
+    except (mp.ProcessRaisedException, mp.ProcessExitedException) as err:
+        killed = next((r for r, p in enumerate(ctx.processes) if p.exitcode == -signal.SIGKILL), None)
+        if killed is None and isinstance(err, mp.ProcessRaisedException):
+            raise RankFailed(err.error_index, str(err)) from None
+        rank = killed if killed is not None else err.error_index
+        code = ctx.processes[rank].exitcode
+        how = f"killed by {signal.Signals(-code).name}" if code < 0 else f"exited with code {code}"
+        done = max((r["step"] for r in read_ledger(run_dir, rank, last_attempt=False)), default=0)
+        interrupted = f"rank {rank} {how} after step {done}"
+    finally:
+        spawn_log.setLevel(level)
+        tail.close()
+        for path in ctx.error_files:
+            Path(path).unlink(missing_ok=True)
+    rows = read_ledger(run_dir, 0, last_attempt=False)
+    final = run_dir / "final" / "summary.json"
+    accuracy = None
+    if interrupted is None and final.exists():
+        accuracy = json.loads(final.read_text())["test_accuracy"]
+    return BookRun(str(run_dir), max((r["attempt"] for r in rows), default=1), max((r["step"] for r in rows), default=0),
+                   epochs * steps_per_epoch, interrupted, checkpoints(run_dir), accuracy, time.perf_counter() - t0)

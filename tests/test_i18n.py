@@ -1,0 +1,39 @@
+"""Every English label the code shows through ``i18n.tr`` has its Chinese, said once."""
+import ast
+import collections
+from pathlib import Path
+
+from course_lib import i18n
+
+PACKAGE = Path(i18n.__file__).resolve().parent
+
+
+def tr_keys() -> dict[str, str]:
+    """Literal first arguments of every ``tr(...)`` call in the package -> where it is."""
+    found = {}
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "tr" \
+                    and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+                found.setdefault(node.args[0].value, f"{path.relative_to(PACKAGE)}:{node.lineno}")
+    return found
+
+
+def test_every_label_shown_has_its_chinese():
+    missing = {key: where for key, where in tr_keys().items() if key not in i18n.LABELS}
+    assert not missing, missing
+
+
+def test_each_label_is_written_once():
+    tree = ast.parse((PACKAGE / "i18n.py").read_text(encoding="utf-8"))
+    labels = next(n.value for n in ast.walk(tree) if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "LABELS")
+    counts = collections.Counter(k.value for k in labels.keys)
+    assert not [k for k, n in counts.items() if n > 1]
+
+
+def test_chinese_labels_are_chinese_and_keep_their_placeholders():
+    import re
+
+    for en, zh in i18n.LABELS.items():
+        assert any("\u4e00" <= ch <= "\u9fff" for ch in zh) or zh == en, (en, zh)
+        assert sorted(re.findall(r"{\w+", en)) == sorted(re.findall(r"{\w+", zh)), (en, zh)

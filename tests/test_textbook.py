@@ -1,0 +1,76 @@
+"""The chapter's own code, run for real (course_lib.textbook): its lines, its files, its resume,
+and what it loses against the kit's under the same real kills."""
+import re
+
+import pytest
+import torch
+
+from course_lib import textbook
+from course_lib.compare import compare_runs
+from course_lib.monitor import read_ledger, read_scalars
+
+LINE = re.compile(r"^Rank [01], Epoch \[\d+/\d+\], Step \[\d+/16\], Loss: \d+\.\d{4}$")
+
+
+def test_book_run_killed_and_resumed_speaks_the_chapters_format(tmp_path):
+    """One real SIGKILL in epoch 2, the book's resume from model_epoch_1.pth: the chapter's
+    lines, the three-item file, resume_training's line, a SummaryWriter value per epoch."""
+    run = textbook.run_book(tmp_path, epochs=2, save_interval=1, kill_at_step=21, show="none")
+    assert run.interrupted == "rank 1 killed by SIGKILL after step 20"
+    assert list(run.checkpoints) == ["model_epoch_1.pth"]
+    ckpt = torch.load(tmp_path / "model_epoch_1.pth", weights_only=True)
+    assert sorted(ckpt) == ["epoch", "loss", "model_state_dict", "optimizer_state_dict"] and ckpt["epoch"] == 1
+
+    resumed = textbook.run_book(tmp_path, epochs=2, save_interval=1, resume="model_epoch_1.pth", show="none")
+    assert resumed.interrupted is None and resumed.attempt == 2 and resumed.steps == 32
+    log = (tmp_path / "logs" / "rank0.log").read_text().splitlines()
+    steps = [line for line in log if line.startswith("Rank ")]
+    assert steps and all(LINE.match(line) for line in steps), steps[:3]
+    assert f"starting from epoch 1 with loss {ckpt['loss']:.4f}" in log
+    assert steps[0] == steps[0].split(",")[0] + ", Epoch [1/2], Step [1/16]" + steps[0].split("Step [1/16]")[1]
+    assert any(line.startswith("Test Accuracy: ") for line in log)
+    assert [s for s, _ in read_scalars(tmp_path)["Loss/train"]] == [1, 2]
+    rows = read_ledger(tmp_path, 0)
+    assert [r["step"] for r in rows] == list(range(1, 33)) and {r["attempt"] for r in rows if r["step"] > 16} == {2}
+    assert all(len(r["batch_ids"]) == 64 for r in rows)
+
+
+@pytest.mark.slow
+def test_what_the_book_loses(tmp_path):
+    """The expected lesson, measured: the book's resume diverges at the first step after its
+    checkpoint and redoes every step since it; the kit's is identical; both pass the chapter's test."""
+    df = textbook.what_the_book_loses(tmp_path, lang="en")
+    book, kit = df.attrs["book"], df.attrs["kit"]
+    assert not book["identical"] and book["first_divergent_step"] == 161
+    assert book["skipped_samples"] == book["repeated_samples"] == 0
+    assert kit["identical"] and df.attrs["kit_resumed_from"] == 160
+    assert df.attrs["book_redone"] == df.attrs["kit_redone"] == 24
+    after, before = df.attrs["book_acceptance"]
+    assert after < before and df.attrs["kit_acceptance"]["passes"]
+    assert list(df.index)[1] == "the book, killed at step 185, resume_training('model_epoch_10.pth')"
+
+
+@pytest.mark.slow
+def test_the_book_resume_without_dropout_is_exact(tmp_path):
+    """The cause, checked: with no randomness in the loop (dropout 0) the same book resume is
+    bit-identical, so the divergence above is the RNG the book does not save."""
+    ref, run = tmp_path / "ref", tmp_path / "run"
+    textbook.run_book(ref, epochs=3, save_interval=2, dropout=0.0, show="none")
+    textbook.run_book(run, epochs=3, save_interval=2, dropout=0.0, kill_at_step=40, show="none")
+    textbook.run_book(run, epochs=3, save_interval=2, dropout=0.0, resume="model_epoch_2.pth", show="none")
+    assert compare_runs(ref, run)["identical"]
+
+
+@pytest.mark.slow
+def test_a_kill_during_the_books_save(tmp_path):
+    df = textbook.crash_during_save(tmp_path, lang="en")
+    files = df.attrs["book_files"]
+    assert files["model_epoch_2.pth"] == "loads" and files["model_epoch_4.pth"] != "loads"
+    assert "crashed" in df.attrs["book_resume"]
+    assert df.attrs["kit"]["identical"] and df.attrs["kit_resumed_from"] == 32
+
+
+def test_checkpoints_sort_by_epoch_not_as_strings(tmp_path):
+    for n in (2, 10, 4):
+        (tmp_path / f"model_epoch_{n}.pth").write_bytes(b"x")
+    assert list(textbook.checkpoints(tmp_path)) == ["model_epoch_2.pth", "model_epoch_4.pth", "model_epoch_10.pth"]
