@@ -19,7 +19,7 @@ BENCHMARKS = {
     "reduction": (["reduction_bench.py"], 5),
     "elastic": (["elastic_bench.py"], 2),
     "chaos_drill": (["chaos_drill.py"], 6),
-    "save_interval": (["save_interval_bench.py"], 20),
+    "save_interval": (["save_interval_bench.py"], 95),
     "pipeline": (["pipeline_bench.py"], 3),
     "notebook_times": (["notebook_times.py"], 35),
 }

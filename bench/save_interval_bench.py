@@ -1,37 +1,48 @@
-"""How often to save, checked against real random failures (issue #14).
+"""How often to save, checked against real random failures (issues #14, #21), at three failure rates.
 
-A calibration run (one SIGKILL of the whole job) gives the advisor its costs; then the same
-`bag` run is trained to the end at five save intervals around the predicted optimum (1/8x to 4x), from "too often" to "too rarely",
-while real SIGKILLs arrive at exponentially distributed times (mean --mtbf seconds), each run
-resumed automatically; repetitions are interleaved. Targets: the best measured interval within
-2x of the predicted optimum, and at each interval the predicted wall time within 20% of the
-measured median (the model's median, simulated; its mean is compared with the measured mean too).
+One calibration run (one SIGKILL of the whole job) gives the advisor its costs; then, for each
+mean time between failures, the same `bag` run is trained to the end at five save intervals
+around the predicted optimum (1/8x to 4x), from "too often" to "too rarely", while real
+SIGKILLs arrive at exponentially distributed times, each run resumed automatically;
+repetitions are interleaved and share their failure times across intervals. Targets, at every
+failure rate: the best measured interval (luck-corrected mean) within 2x of the predicted
+optimum, and at each interval the model, replayed on each run's own failure times, within 20%
+of the measured wall time (see course_lib.random_failures.summarize).
 
-    python bench/save_interval_bench.py [--mtbf 20] [--repeats 4] [--max-steps 1500]
+    python bench/save_interval_bench.py [--mtbf 20 40 80] [--repeats 6] [--max-steps 1500]
 """
 import argparse
 import tempfile
+import time
 
 from common import write
 from course_lib.config import TrainConfig
-from course_lib.random_failures import interval_study
+from course_lib.random_failures import calibrate, interval_study
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--mtbf", type=float, default=20.0)
-    ap.add_argument("--repeats", type=int, default=4)
+    ap.add_argument("--mtbf", type=float, nargs="+", default=[20.0, 40.0, 80.0])
+    ap.add_argument("--repeats", type=int, default=6)
     ap.add_argument("--max-steps", type=int, default=1500)
     ap.add_argument("--intervals", type=int, nargs="+", default=None,
                     help="save intervals to measure (default: the predicted optimum x 1/8, 1/2, 1, 2, 4)")
     a = ap.parse_args()
     base = TrainConfig(run_dir="unused", model="bag", world_size=2, train_limit=4000, epochs=30, max_steps=a.max_steps,
                        async_save=False, eval_limit=200, log_every=100_000, keep_last=2)
+    studies, seconds = [], {}
     with tempfile.TemporaryDirectory() as work:
-        study = interval_study(work, base, a.intervals, a.mtbf, repeats=a.repeats)
-    study["config"] = {"model": "bag", "world_size": 2, "train_limit": 4000, "max_steps": a.max_steps,
-                       "async_save": False, "repeats": a.repeats}
-    write("save_interval", study)
+        t0 = time.perf_counter()
+        calibration = calibrate(work, base)
+        seconds["calibration"] = round(time.perf_counter() - t0)
+        for mtbf in a.mtbf:  # each failure rate draws its own failure times (seed), one calibration for all
+            t0 = time.perf_counter()
+            studies.append(interval_study(f"{work}/mtbf-{mtbf:g}", base, a.intervals, mtbf, repeats=a.repeats,
+                                          seed=round(mtbf), calibration=calibration))
+            seconds[f"mtbf {mtbf:g}"] = round(time.perf_counter() - t0)
+    write("save_interval", {"studies": studies, "seconds": seconds,
+                            "config": {"model": "bag", "world_size": 2, "train_limit": 4000, "max_steps": a.max_steps,
+                                       "async_save": False, "repeats": a.repeats}})
 
 
 if __name__ == "__main__":

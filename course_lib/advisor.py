@@ -15,9 +15,9 @@ work. With failures that arrive at random (exponential gaps, mean ``M``) three a
 The inputs come from the run directory: the step time from the ledger's timestamps, the
 save's blocking time (``checkpoint/blocking_seconds``) and writing time
 (``checkpoint/save_seconds``) from TensorBoard, the restart from each resumed attempt's launch
-(``attempts.jsonl``) to its first step of work. With ``async_save`` the loop only pays
-the serialisation; the background write delays the moment the save protects anything, which to
-first order adds its length to the restart cost (``R + W``).
+(``attempts.jsonl``) to its first step of work (a run never interrupted: from its first start).
+With ``async_save`` the loop only pays the serialisation; the background write delays the moment
+the save protects anything, which to first order adds its length to the restart cost (``R + W``).
 
 The survivors' emergency save (``--reduction invariant``) changes the answer: a failure it
 covers costs a restart but no redone work. With a share ``q`` of failures covered, only
@@ -25,12 +25,12 @@ covers costs a restart but no redone work. With a share ``q`` of failures covere
 """
 from __future__ import annotations
 
-import json
 import math
 import re
 import statistics
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 
@@ -65,6 +65,7 @@ class Costs:
     save_every_steps: int
     async_save: bool
     sources: dict
+    restart_from_first_start: bool = False  # never interrupted: the restart is estimated by the first start
 
     @property
     def effective_restart(self) -> float:
@@ -102,22 +103,26 @@ def simulate_walls(every_steps: int, costs: Costs, mtbf: float, runs: int = 2000
     spread, which is what a handful of real runs should be compared with: with few failures
     per run the distribution is skewed (a run that meets no failure is much faster than the mean)."""
     rng = np.random.default_rng(seed)
+    return np.array([replay_wall(every_steps, costs, iter(lambda: rng.exponential(mtbf), None)) for _ in range(runs)])
+
+
+def replay_wall(every_steps: int, costs: Costs, gaps: Iterator[float]) -> float:
+    """The model's wall time for one run whose failures come after these gaps (seconds, each
+    from the failure before, the first from the start): the clock of
+    :func:`course_lib.random_failures.train_through_failures`. Fed the gaps a real run met, it
+    says what the model predicts for *that* run, so model and run are compared under the same luck."""
     k = int(every_steps)
     segments = [k] * (costs.steps // k) + ([costs.steps % k] if costs.steps % k else [])
     lengths = [n * costs.step_seconds + costs.save_blocking_seconds for n in segments]
-    r = costs.effective_restart
-    out = np.empty(runs)
-    for i in range(runs):
-        t, j, next_failure, starting, restart = 0.0, 0, rng.exponential(mtbf), True, costs.restart_seconds
-        while j < len(lengths):  # the first start is a plain start; after a failure, the effective restart
-            need = restart if starting else lengths[j]
-            if t + need <= next_failure:
-                t, j, starting = (t + need, j, False) if starting else (t + need, j + 1, False)
-            else:
-                t, starting, restart = next_failure, True, r
-                next_failure = t + rng.exponential(mtbf)
-        out[i] = t + costs.finish_seconds
-    return out
+    t, j, next_failure, starting, restart = 0.0, 0, next(gaps), True, costs.restart_seconds
+    while j < len(lengths):  # the first start is a plain start; after a failure, the effective restart
+        need = restart if starting else lengths[j]
+        if t + need <= next_failure:
+            t, j, starting = t + need, j if starting else j + 1, False
+        else:
+            t, starting, restart = next_failure, True, costs.effective_restart
+            next_failure = t + next(gaps)
+    return t + costs.finish_seconds
 
 
 def young_seconds(save_seconds: float, mtbf: float) -> float:
@@ -156,13 +161,13 @@ def advise(costs: Costs, mtbf: float, covered: float = 0.0) -> dict:
 def measure_costs(run_dir: str | Path, restart_seconds: float | None = None,
                   save_seconds: float | None = None) -> Costs:
     """The costs a run recorded (see the module docstring). ``restart_seconds`` /
-    ``save_seconds`` override a measurement (a run never interrupted has no restart)."""
+    ``save_seconds`` override a measurement; a run never interrupted has its restart estimated
+    from its first start (``restart_from_first_start`` says so)."""
     from .monitor import read_ledger, read_scalars
+    from .paths import read_config, run_dir as check_run_dir
 
-    run_dir = Path(run_dir)
-    if not (run_dir / "config.json").exists():
-        raise ConfigError(f"{run_dir} is not a run directory (no config.json): give the --run-dir of a train run")
-    cfg = json.loads((run_dir / "config.json").read_text())
+    run_dir = check_run_dir(run_dir, "advise")
+    cfg = read_config(run_dir).to_dict()
     rows = read_ledger(run_dir, 0, last_attempt=False)
     if len(rows) < 3:
         raise ConfigError(f"{run_dir} has fewer than 3 logged steps: train it (longer) first")
@@ -178,33 +183,50 @@ def measure_costs(run_dir: str | Path, restart_seconds: float | None = None,
     if save_seconds is None and not blocking:
         raise ConfigError(f"{run_dir} saved no checkpoint, so no save was measured: train it with "
                           "--save-every-steps K (or pass --save-seconds S)")
-    restarts = _restarts(run_dir, rows, tau)
-    if restart_seconds is None and not restarts:
-        raise ConfigError(f"{run_dir} was never interrupted, so no restart was measured: run it with "
-                          "--kill-at-step K, then again with --resume auto (or pass --restart-seconds S)")
+    restart, restart_source, from_first_start = _restart_cost(run_dir, rows, tau, restart_seconds)
     summary = run_dir / "final" / "summary.json"
     finish = summary.stat().st_mtime - final[-1]["time"] if summary.exists() else 0.0
     return Costs(
         step_seconds=tau,
         save_blocking_seconds=save_seconds if save_seconds is not None else statistics.median(blocking),
         save_write_seconds=statistics.median(writes) if writes else (save_seconds or 0.0),
-        restart_seconds=restart_seconds if restart_seconds is not None else statistics.median(restarts),
+        restart_seconds=restart,
         finish_seconds=max(finish, 0.0), steps=final[-1]["step"], save_every_steps=int(every),
-        async_save=bool(cfg.get("async_save")),
+        async_save=bool(cfg.get("async_save")), restart_from_first_start=from_first_start,
         sources={"step_seconds": f"median of {len(gaps)} step-to-step gaps without a save (metrics/rank0.jsonl)",
                  "save_blocking_seconds": "given" if save_seconds is not None
-                 else f"median of {len(blocking)} save{'s' if len(blocking) > 1 else ''} (TensorBoard checkpoint/blocking_seconds)",
-                 "save_write_seconds": f"median of {len(writes)} saves (TensorBoard checkpoint/save_seconds)",
-                 "restart_seconds": "given" if restart_seconds is not None
-                 else f"median of {len(restarts)} restart{'s' if len(restarts) > 1 else ''}: launch -> first step of work "
-                 "(add your scheduler's delay)",
+                 else f"median of {_count(len(blocking), 'save')} (TensorBoard checkpoint/blocking_seconds)",
+                 "save_write_seconds": f"median of {_count(len(writes), 'save')} (TensorBoard checkpoint/save_seconds)",
+                 "restart_seconds": restart_source,
                  "finish_seconds": "last step -> final/summary.json (final save, evaluation)"})
 
 
-def _restarts(run_dir: Path, rows: list[dict], tau: float) -> list[float]:
-    """Seconds from each restart's launch to its first step of work (the first logged step,
-    minus that step). Runs started without a recorded launch time (torchrun) fall back to the
-    gap from the last step of the attempt before."""
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _restart_cost(run_dir: Path, rows: list[dict], tau: float, given: float | None) -> tuple[float, str, bool]:
+    """(seconds, where they came from, estimated from the first start?). The restarts a run
+    measured, else, for a run never interrupted, its first start: launch to first step is what
+    a restart pays too, less loading a checkpoint (small next to starting the processes)."""
+    if given is not None:
+        return given, "given", False
+    starts = _starts(run_dir, rows, tau)
+    restarts = [v for a, v in starts.items() if a > 1]
+    if restarts:
+        return statistics.median(restarts), (f"median of {_count(len(restarts), 'restart')}: launch -> first step "
+                                             "of work (add your scheduler's delay)"), False
+    if 1 not in starts:
+        raise ConfigError(f"{run_dir} was never interrupted and its start has no recorded launch time (torchrun), "
+                          "so no restart was measured: pass --restart-seconds S")
+    return starts[1], ("estimated from the first start (launch -> first step of work): the run was never "
+                       "interrupted; add your scheduler's delay"), True
+
+
+def _starts(run_dir: Path, rows: list[dict], tau: float) -> dict[int, float]:
+    """Seconds from each attempt's launch to its first step of work (the first logged step,
+    minus that step), by attempt. A restart without a recorded launch time (torchrun) falls
+    back to the gap from the last step of the attempt before; a first start without one has none."""
     from .monitor import read_attempts
 
     launched = {i: a.get("launched") for i, a in enumerate(read_attempts(run_dir), start=1)}
@@ -212,14 +234,12 @@ def _restarts(run_dir: Path, rows: list[dict], tau: float) -> list[float]:
     for r in rows:
         last[r["attempt"]] = max(last.get(r["attempt"], r["time"]), r["time"])
         first[r["attempt"]] = min(first.get(r["attempt"], r["time"]), r["time"])
-    out = []
+    out = {}
     for a in sorted(first):
-        if a == 1:
-            continue
         if launched.get(a):
-            out.append(first[a] - tau - launched[a])
+            out[a] = first[a] - tau - launched[a]
         elif a - 1 in last:
-            out.append(first[a] - tau - last[a - 1])
+            out[a] = first[a] - tau - last[a - 1]
     return out
 
 
@@ -240,6 +260,9 @@ def format_advice(advice: dict, run_dir: str | Path) -> str:
              f"{advice['expected_failures']:.1f} failures expected in {_human(advice['expected_wall_seconds'])}",
              f"    Young 1974 sqrt(2CM): every {advice['young_steps']:,.0f} steps;  Daly 2006: every "
              f"{advice['daly_steps']:,.0f} steps;  minimum of the exact expectation: every {advice['optimum_steps']:,} steps"]
+    if c.get("restart_from_first_start"):
+        lines.append("  this run was never interrupted: its restart cost is estimated from its first start "
+                     "(launch -> first step); --restart-seconds S overrides it")
     if advice["optimum_steps"] >= c["steps"]:
         lines.append(f"  the interval is as long as the run ({c['steps']:,} steps): save at the end only, "
                      "or plan a longer run with --steps")

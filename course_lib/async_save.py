@@ -6,8 +6,9 @@ are the snapshot), hands the write and commit to a :class:`BackgroundWriter`, an
 from __future__ import annotations
 
 import os
-import sys
 import threading
+
+from .portability import nice_is_per_thread
 
 
 class BackgroundWriter:
@@ -47,6 +48,6 @@ class BackgroundWriter:
 
 
 def _at_low_priority(job) -> None:
-    if sys.platform.startswith("linux"):  # elsewhere setpriority would renice the whole process
+    if nice_is_per_thread():
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
     job()

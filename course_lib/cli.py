@@ -1,4 +1,8 @@
-"""``python -m course_lib``: pipeline, train, compare, verify, advise, predict (contract in DESIGN.md).
+"""``python -m course_lib``: the kit's command line (pipeline, train, compare, verify, advise, predict, edition).
+
+Every option explains itself (``python -m course_lib COMMAND --help``): ``train``'s options come
+from the ``TrainConfig`` fields' own metadata (:func:`course_lib.config.option`), the others are
+written here, each with its help line and default.
 
 A mistake on the command line (a model that does not exist, a checkpoint path that is not one,
 a rank that the run does not have) ends in one line on stderr that names the problem and the
@@ -12,9 +16,9 @@ import json
 import os
 import sys
 import time
-from pathlib import Path
 
 from .config import ConfigError, TrainConfig
+from .paths import run_dir
 
 STARTED = time.time()  # a restart's cost begins here: interpreter and imports count
 
@@ -58,6 +62,8 @@ def _cmd_train(args) -> int:
 def _cmd_compare(args) -> int:
     from .compare import compare_runs, format_report
 
+    run_dir(args.run_a, "compare")
+    run_dir(args.run_b, "compare")
     result = compare_runs(args.run_a, args.run_b)
     print(format_report(result))
     return 0 if result["identical"] else 1
@@ -66,8 +72,7 @@ def _cmd_compare(args) -> int:
 def _cmd_verify(args) -> int:
     from .checkpoint import checkpoint_root, list_checkpoints, verify
 
-    if not Path(args.run_dir).is_dir():
-        raise ConfigError(f"{args.run_dir} does not exist; verify takes a run directory (the --run-dir of a train run)")
+    run_dir(args.run_dir, "verify")
     found = list_checkpoints(args.run_dir)
     if not found:
         print(f"no checkpoints in {checkpoint_root(args.run_dir)}")
@@ -99,18 +104,24 @@ def _cmd_advise(args) -> int:
 
 def _cmd_edition(args) -> int:
     from .edition import build_edition
+    from .paths import output_dir
 
+    output_dir(args.out, "--out")
     index = build_edition(args.out, langs=args.lang, small=args.small, only=args.notebooks)
     print(f"executed edition: {index}")
     return 0
 
 
 def _cmd_predict(args) -> int:
+    from .paths import text_file
     from .predict import load_classifier
 
+    run_dir(args.run_dir, "predict")
     texts = list(args.texts)
     if args.file:
-        texts += [line for line in Path(args.file).read_text(encoding="utf-8").splitlines() if line.strip()]
+        texts += [line for line in text_file(args.file, "predict --file").splitlines() if line.strip()]
+        if not texts:
+            raise ConfigError(f"{args.file} holds no text to label: give one review per line")
     if not texts or texts == ["-"]:
         if sys.stdin.isatty() and texts != ["-"]:
             raise ConfigError("no text to label: give it as an argument, with --file F (one review per line) "
@@ -131,48 +142,83 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"error: {message} (see {self.prog} --help)\n")
 
 
+class _Help(argparse.RawDescriptionHelpFormatter):
+    """Each option's default after its help line, unless the line says it already."""
+
+    def _get_help_string(self, action):
+        text, default = action.help or "", action.default
+        if not (default is None or default is False or default == [] or default is argparse.SUPPRESS or "default:" in text):
+            text += " (default: %(default)s)"
+        return text
+
+
+class _Commands(argparse.RawTextHelpFormatter):
+    """The top-level list: each command's line and, below it, an example (no "COMMAND" header)."""
+
+    def _format_action(self, action):
+        if isinstance(action, argparse._SubParsersAction):
+            return "".join(self._format_action(a) for a in action._get_subactions())
+        return super()._format_action(action)
+
+
+# name -> (what it does, an example); the top-level help shows both, the command's own help too
+COMMANDS = {
+    "pipeline": ("the whole kit end to end, offline: data, tokens, 2-rank DDP, a real kill + resume, held-out score",
+                 "python -m course_lib pipeline --quick"),
+    "train": ("train one run: spawns one process per rank, or is one rank under torchrun",
+              "python -m course_lib train --run-dir runs/a --kill-at-step 13 --resume auto"),
+    "compare": ("exit 0 only if two runs are identical; else where they part", "python -m course_lib compare runs/a runs/b"),
+    "verify": ("exit 0 only if every checkpoint of a run is valid and complete", "python -m course_lib verify runs/a"),
+    "advise": ("how often to save, from a finished run's own costs", "python -m course_lib advise runs/a --mtbf 6h"),
+    "predict": ("label reviews with a trained run's model", 'python -m course_lib predict runs/pipeline "A fine film."'),
+    "edition": ("run every notebook offline and write an HTML edition to read", "python -m course_lib edition --small"),
+}
+
+
 def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--debug", action="store_true", help="show the full traceback of an error")
-    parser = _Parser(prog="python -m course_lib", description=__doc__.split("\n")[0])
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    p = sub.add_parser("pipeline", parents=[common], help="the whole kit end to end, offline (data, tokens, DDP, kill + resume, eval)")
-    p.add_argument("--run-dir", default="runs/pipeline")
-    p.add_argument("--quick", action="store_true", help="a small version for a first try")
-    p.add_argument("--no-interrupt", action="store_true", help="skip the SIGKILL + resume")
-    p.set_defaults(func=_cmd_pipeline)
-    t = sub.add_parser("train", parents=[common], help="train one run (spawns the ranks, or is one rank under torchrun)")
-    TrainConfig.add_arguments(t)
-    t.set_defaults(func=_cmd_train)
-    c = sub.add_parser("compare", parents=[common], help="exit 0 only if the two runs are identical")
-    c.add_argument("run_a")
-    c.add_argument("run_b")
-    c.set_defaults(func=_cmd_compare)
-    v = sub.add_parser("verify", parents=[common], help="exit 0 only if every checkpoint in DIR is valid")
-    v.add_argument("run_dir")
-    v.set_defaults(func=_cmd_verify)
-    a = sub.add_parser("advise", parents=[common], help="how often to save, from a finished run's own costs")
-    a.add_argument("run_dir")
-    a.add_argument("--mtbf", required=True, help="mean time between failures: 90s, 30m, 6h, 2d")
+    common.add_argument("--debug", action="store_true",
+                        help="show the full traceback of an error instead of one line (or set COURSE_LIB_DEBUG=1)")
+    parser = _Parser(prog="python -m course_lib", formatter_class=_Commands,
+                     description="Keeping long training runs alive: the kit's command line.",
+                     epilog="Each command explains its options: python -m course_lib COMMAND --help")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND", title="commands")
+
+    def command(name: str, func):
+        text, example = COMMANDS[name]
+        p = sub.add_parser(name, parents=[common], help=f"{text}\n  e.g. {example}", description=text,
+                           epilog=f"example: {example}", formatter_class=_Help)
+        p.set_defaults(func=func)
+        return p
+
+    p = command("pipeline", _cmd_pipeline)
+    p.add_argument("--run-dir", default="runs/pipeline", help="the main job's run directory")
+    p.add_argument("--quick", action="store_true", help="a small version for a first try (about half a minute)")
+    p.add_argument("--no-interrupt", action="store_true", help="skip the SIGKILL + resume in the middle of training")
+    TrainConfig.add_arguments(command("train", _cmd_train))
+    c = command("compare", _cmd_compare)
+    c.add_argument("run_a", help="a run directory")
+    c.add_argument("run_b", help="the run directory to compare it with")
+    command("verify", _cmd_verify).add_argument("run_dir", help="a run directory (the --run-dir of a train run)")
+    a = command("advise", _cmd_advise)
+    a.add_argument("run_dir", help="a finished run directory (the --run-dir of a train run)")
+    a.add_argument("--mtbf", required=True, help="mean time between failures (required): 90s, 30m, 6h, 2d")
     a.add_argument("--covered", type=float, default=0.0,
-                   help="share of failures the survivors' emergency save covers (--reduction invariant)")
-    a.add_argument("--steps", type=int, default=0, help="length of the run to plan (default: this run's)")
-    a.add_argument("--restart-seconds", help="use this restart cost instead of the measured one")
-    a.add_argument("--save-seconds", help="use this save cost instead of the measured one")
+                   help="share of failures the survivors' emergency save covers (--reduction invariant), 0 to <1")
+    a.add_argument("--steps", type=int, default=0, help="length of the run to plan; 0 = this run's")
+    a.add_argument("--restart-seconds", help="use this restart cost instead of the measured one (default: measured)")
+    a.add_argument("--save-seconds", help="use this save cost instead of the measured one (default: measured)")
     a.add_argument("--json", action="store_true", help="the whole answer as JSON")
-    a.set_defaults(func=_cmd_advise)
-    r = sub.add_parser("predict", parents=[common], help="label reviews with a trained run's model")
-    r.add_argument("run_dir")
-    r.add_argument("texts", nargs="*", help="reviews to label ('-' or none: read standard input)")
-    r.add_argument("--file", help="a text file, one review per line")
+    r = command("predict", _cmd_predict)
+    r.add_argument("run_dir", help="a trained run directory (final/model.pt, else its newest valid checkpoint)")
+    r.add_argument("texts", nargs="*", help="reviews to label; '-' or none: read standard input")
+    r.add_argument("--file", help="a UTF-8 text file, one review per line")
     r.add_argument("--json", action="store_true", help="one JSON object per review")
-    r.set_defaults(func=_cmd_predict)
-    e = sub.add_parser("edition", parents=[common], help="run every notebook offline and write an HTML edition to read")
-    e.add_argument("--out", default="editions", help="folder for the HTML files (default: editions)")
+    e = command("edition", _cmd_edition)
+    e.add_argument("--out", default="editions", help="folder for the HTML files")
     e.add_argument("--lang", nargs="+", default=["en", "zh"], choices=["en", "zh"], help="editions to run")
-    e.add_argument("--notebooks", nargs="+", metavar="NN", help="only these notebooks (01 ... 05)")
+    e.add_argument("--notebooks", nargs="+", metavar="NN", help="only these notebooks, 01 ... 05 (default: all)")
     e.add_argument("--small", action="store_true", help="the tests' small parameters (minutes, not half an hour)")
-    e.set_defaults(func=_cmd_edition)
     return parser
 
 
@@ -182,8 +228,9 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (ConfigError, CheckpointError, FileNotFoundError) as err:
+    except (ConfigError, CheckpointError, OSError) as err:  # OSError: a path the checks did not foresee
         if args.debug or os.environ.get("COURSE_LIB_DEBUG", "") not in ("", "0"):
             raise
-        print(f"error: {' '.join(str(err).split())}", file=sys.stderr)
+        hint = "" if isinstance(err, (ConfigError, CheckpointError)) else " (check that path; --debug shows where)"
+        print(f"error: {' '.join(str(err).split())}{hint}", file=sys.stderr)
         return 2

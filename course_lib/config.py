@@ -37,57 +37,89 @@ def _as_list(value, item_type) -> list:
         raise ConfigError(f"expected {item_type.__name__} values, got {value!r}") from None
 
 
+# the groups of ``train --help``, in the order shown
+DATA, OPTIM, PROCS, CKPT, FAULTS, OUTPUT = "model and data", "optimisation", "processes", "checkpoints", "faults", "output"
+GROUPS = (DATA, OPTIM, PROCS, CKPT, FAULTS, OUTPUT)
+MODEL_NAMES = ("bag", "transformer", "minilm")       # course_lib.models.MODELS (a test keeps them equal)
+DATA_SOURCES = ("auto", "hub", "offline", "path")    # course_lib.data.SOURCES (the same)
+
+
+def option(default, group: str, help: str, choices: tuple = (), metavar: str = ""):
+    """A ``TrainConfig`` field together with its command-line documentation: the field's metadata
+    is the only source of ``train --help`` (group, help line, choices), so a new knob is one line."""
+    meta = {"group": group, "help": help, **({"choices": tuple(choices)} if choices else {}),
+            **({"metavar": metavar} if metavar else {})}
+    if isinstance(default, list):
+        return field(default_factory=lambda: list(default), metadata=meta)
+    return field(default=default, metadata=meta)
+
+
 @dataclass
 class TrainConfig:
-    run_dir: str = "runs/default"
+    run_dir: str = option("runs/default", OUTPUT, "the run's folder: config, ledger, TensorBoard, checkpoints, final model")
     # model and data
-    model: str = "bag"                  # bag | transformer | minilm
-    tokenizer: str = "wordpiece"
-    data_source: str = "offline"        # see course_lib.data.load_imdb
-    data_path: str | None = None
-    train_limit: int = 0                # 0 = every training review
-    eval_limit: int = 0                 # 0 = the whole held-out split
-    max_length: int = 512
-    embed_dim: int = 32
-    dropout: float = 0.1
+    model: str = option("bag", DATA, "bag: word n-grams (seconds on CPU); transformer: small, from scratch; "
+                        "minilm: pretrained all-MiniLM-L6-v2", MODEL_NAMES)
+    tokenizer: str = option("wordpiece", DATA, "wordpiece (BERT's, 30,522 tokens), bpe (GPT-2's, 50,257), a saved tokenizer "
+                            "folder, or a Hub name")
+    data_source: str = option("offline", DATA, "where the reviews come from; auto: the Hub when HF_HUB_OFFLINE=0, else "
+                              "offline (see data/README.md)", DATA_SOURCES)
+    data_path: str | None = option(None, DATA, "with --data-source path: an aclImdb folder, or a CSV/parquet file with "
+                                   "'text' and 'label' columns")
+    train_limit: int = option(0, DATA, "train on the first N reviews of the training split; 0 = all of them")
+    eval_limit: int = option(0, DATA, "score the first N held-out reviews; 0 = the whole held-out split")
+    max_length: int = option(512, DATA, "tokens kept per review (longer ones are truncated)")
+    embed_dim: int = option(32, DATA, "embedding width of the bag model")
+    dropout: float = option(0.1, DATA, "dropout probability")
     # optimisation
-    epochs: int = 2
-    max_steps: int = 0                  # 0 = epochs decide; else a cap on optimizer steps
-    global_batch_size: int = 64         # split evenly over the ranks
-    micro_batch: int = 0                # 0 = a rank's whole share at once (invariant: global batch / 4); else accumulate
-    reduction: str = "ddp"              # ddp (all-reduce) | invariant (same bits on any world size; see invariant.py)
-    lr: float = 5e-3
-    weight_decay: float = 0.01
-    warmup_steps: int = 50
-    schedule_steps: int = 0             # length the LR decay is planned for; 0 = the run's planned length
-    grad_clip: float = 1.0
-    fused_adamw: bool = True            # AdamW in one pass over each tensor (else foreach); see Trainer
-    grad_bucket_view: bool = True       # gradients live in DDP's all-reduce buckets (no copy each step)
-    seed: int = 0
+    epochs: int = option(2, OPTIM, "passes over the training split")
+    max_steps: int = option(0, OPTIM, "stop after N optimizer steps; 0 = the epochs decide")
+    global_batch_size: int = option(64, OPTIM, "reviews per optimizer step, over all ranks (divisible by the world size)")
+    micro_batch: int = option(0, OPTIM, "reviews per forward/backward pass, accumulated to the batch; 0 = a rank's whole "
+                              "share (invariant: the global batch / 4)")
+    reduction: str = option("ddp", OPTIM, "how gradients are summed; ddp: DDP's all-reduce; invariant: one fixed order, "
+                            "the same bits on any world size", REDUCTIONS)
+    lr: float = option(5e-3, OPTIM, "peak learning rate of AdamW")
+    weight_decay: float = option(0.01, OPTIM, "AdamW's weight decay")
+    warmup_steps: int = option(50, OPTIM, "steps of linear warm-up before the linear decay to 0")
+    schedule_steps: int = option(0, OPTIM, "step at which the learning rate reaches 0; 0 = the run's planned end (fix "
+                                 "it to extend a run bit-identically)")
+    grad_clip: float = option(1.0, OPTIM, "clip the gradient norm to this value")
+    fused_adamw: bool = option(True, OPTIM, "AdamW in one pass over each tensor (~5x faster on CPU than foreach)")
+    grad_bucket_view: bool = option(True, OPTIM, "gradients live in DDP's all-reduce buckets (no copy per step)")
+    seed: int = option(0, OPTIM, "seed of the initial weights, the data order and dropout")
     # processes
-    world_size: int = 2
-    backend: str = "auto"               # auto | gloo | nccl
-    device: str = "auto"                # auto | cpu | cuda
-    precision: str = "fp32"             # fp32 | bf16 (autocast; for GPUs)
-    threads_per_rank: int = 0           # 0 = cores // world_size
-    timeout_s: float = 120.0
-    log_every: int = 20                 # book-style per-rank lines every N steps (and the first)
+    world_size: int = option(2, PROCS, "number of ranks (processes); under torchrun, torchrun's")
+    backend: str = option("auto", PROCS, "process-group backend; auto: nccl with GPUs, else gloo", ("auto", "gloo", "nccl"))
+    device: str = option("auto", PROCS, "auto: one GPU per rank when there are GPUs, else the CPU", ("auto", "cpu", "cuda"))
+    precision: str = option("fp32", PROCS, "bf16: autocast for GPUs (weights and optimizer stay fp32)", ("fp32", "bf16"))
+    threads_per_rank: int = option(0, PROCS, "intra-op threads per rank; 0 = cores // ranks (invariant: 1)")
+    timeout_s: float = option(120.0, PROCS, "seconds a collective may wait for a peer before the process group fails",
+                              metavar="SECONDS")
+    log_every: int = option(20, OUTPUT, "print each rank's book-style line every N steps (and at the first and last)")
     # checkpoints
-    save_every_steps: int = 100
-    save_every_epochs: int = 0
-    keep_last: int = 3
-    async_save: bool = False            # rank 0 writes checkpoints in a background thread
-    resume: str = "none"                # none | auto | a checkpoint folder
-    resume_mode: str = "full"
+    save_every_steps: int = option(100, CKPT, "save a checkpoint every N optimizer steps; 0 = off "
+                                   "(python -m course_lib advise says how often)")
+    save_every_epochs: int = option(0, CKPT, "save a checkpoint every N epochs; 0 = off")
+    keep_last: int = option(3, CKPT, "committed checkpoints kept (older ones are deleted)")
+    async_save: bool = option(False, CKPT, "rank 0 writes checkpoints in a background thread while training goes on")
+    resume: str = option("none", CKPT, "none: start fresh; auto: the newest valid checkpoint of --run-dir; or a "
+                         "checkpoint folder DIR/checkpoints/step-N")
+    resume_mode: str = option("full", CKPT, "what a resume restores; anything but full leaves state out on purpose "
+                              "(notebook 05)", RESUME_MODES)
     # faults (station 5): one kill per listed step, each fired once per run (see faults.py)
-    kill_at_step: list[int] = field(default_factory=list)     # [] = no fault
-    kill_rank: list[int] = field(default_factory=lambda: [0])  # one rank, or one per kill
-    kill_mode: list[str] = field(default_factory=lambda: ["sigkill"])
+    kill_at_step: list[int] = option([], FAULTS, "kill a rank as these steps begin, each once per run "
+                                     "(--kill-at-step 13 27); none = no fault")
+    kill_rank: list[int] = option([0], FAULTS, "the rank to kill: one for all kills, or one per kill")
+    kill_mode: list[str] = option(["sigkill"], FAULTS, "how: one for all kills, or one per kill", KILL_MODES)
     # evaluation
-    eval_every_steps: int = 0           # 0 = at the end of each epoch
-    skip_set_epoch: bool = False        # teaching only: reproduce the classic "same order every epoch" bug
-    corrupt_rank: int = -1              # teaching only: this rank trains on random labels (a corrupted shard)
-    cache_dir: str | None = None
+    eval_every_steps: int = option(0, OUTPUT, "evaluate on the held-out split every N steps; 0 = once, at the end")
+    skip_set_epoch: bool = option(False, DATA, "teaching only: skip sampler.set_epoch, the classic 'same order every "
+                                  "epoch' bug")
+    corrupt_rank: int = option(-1, DATA, "teaching only: this rank trains on random labels (a corrupted shard); "
+                               "-1 = none")
+    cache_dir: str | None = option(None, DATA, "where prepared tokens are cached; none = $COURSE_LIB_CACHE, else "
+                                   "~/.cache/course_lib")
 
     def __post_init__(self):
         for name, item_type in LIST_FIELDS.items():
@@ -169,16 +201,30 @@ class TrainConfig:
     # ------------------------------------------------------------------ command line
     @classmethod
     def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
-        """One ``--kebab-case`` option per field, typed from the field's default."""
+        """One ``--kebab-case`` option per field, typed from its default, documented from its
+        metadata, in the groups of :data:`GROUPS`. Defaults stay ``None`` in the namespace, so
+        :meth:`from_args` knows which options were given."""
+        groups = {name: parser.add_argument_group(name) for name in GROUPS}
         for f in fields(cls):
+            meta = f.metadata
+            default = f.default_factory() if f.default is dataclasses.MISSING else f.default
+            shown = " ".join(map(str, default)) if isinstance(default, list) else default
+            help = meta.get("help", "")
+            if "choices" in meta and f.name in LIST_FIELDS:  # a single value shows its choices as {a,b}
+                help += f" (one of: {', '.join(meta['choices'])})"
+            help += f" (default: {'none' if shown in (None, '') else shown})"
+            kw = {"default": None, "help": help, **({"choices": meta["choices"]} if "choices" in meta else {})}
+            group = groups.get(meta.get("group"), parser)
             flag = "--" + f.name.replace("_", "-")
+            metavar = meta.get("metavar") or ("N" if isinstance(default, int) else f.name.split("_")[-1].upper())
+            if "choices" in meta and f.name not in LIST_FIELDS:
+                metavar = None  # argparse shows them: {a,b}
             if f.name in LIST_FIELDS:
-                parser.add_argument(flag, type=LIST_FIELDS[f.name], nargs="+", default=None, metavar=f.name.upper())
-            elif isinstance(f.default, bool):
-                parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=None)
+                group.add_argument(flag, type=LIST_FIELDS[f.name], nargs="+", metavar=f.name.split("_")[-1].upper(), **kw)
+            elif isinstance(default, bool):
+                group.add_argument(flag, action=argparse.BooleanOptionalAction, **kw)
             else:
-                typ = type(f.default) if f.default is not None else str
-                parser.add_argument(flag, type=typ, default=None, metavar=f.name.upper())
+                group.add_argument(flag, type=type(default) if default is not None else str, metavar=metavar, **kw)
 
     def to_args(self, skip: tuple[str, ...] = ()) -> list[str]:
         """The command-line flags that rebuild this config (values that differ from the defaults)."""

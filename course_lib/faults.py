@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Callable
 
 from .config import TrainConfig
+from .portability import check_kill_modes, hard_kill_signal
 
 EXIT_PREEMPTED = 143  # 128 + SIGTERM: what a shell reports for a process ended by SIGTERM
 EXIT_SURVIVED = 75    # EX_TEMPFAIL: a peer died; this rank saved the last finished step and left
@@ -93,7 +94,7 @@ class FaultInjector:
                                 "time": time.time()}) + "\n")
             f.flush()
             os.fsync(f.fileno())
-        os.kill(os.getpid(), signal.SIGTERM if kill.mode == "sigterm" else signal.SIGKILL)
+        os.kill(os.getpid(), signal.SIGTERM if kill.mode == "sigterm" else hard_kill_signal())
 
     def before_step(self, step: int) -> None:
         """Called as global step ``step`` (1-based) begins."""
@@ -122,7 +123,8 @@ class GracefulStop:
 
 def kill(pid: int, mode: str = "sigkill") -> None:
     """Send a real signal to a running worker (the lab's "kill now" button)."""
-    sig = {"sigkill": signal.SIGKILL, "sigterm": signal.SIGTERM}.get(mode)
+    sig = {"sigkill": hard_kill_signal(), "sigterm": signal.SIGTERM}.get(mode)
     if sig is None:
         raise ValueError(f"kill mode must be 'sigkill' or 'sigterm' from outside, got {mode!r}")
+    check_kill_modes([mode])
     os.kill(pid, sig)

@@ -3,7 +3,8 @@ or ``torchrun`` from a shell (one or several machines), with the same per-rank e
 
 What ``launch`` takes care of, so that a notebook cell can start a 2-rank DDP run safely:
 
-* a free port on loopback (or ``MASTER_ADDR``/``MASTER_PORT`` when set, checked first);
+* a free port on loopback (or ``MASTER_ADDR``/``MASTER_PORT`` when set, checked first), and
+  what the platform needs before a process group forms (:mod:`course_lib.portability`);
 * the backend: NCCL when every rank can have its own GPU, else gloo;
 * threads: each rank gets ``cores // ranks`` intra-op threads (two ranks with two threads
   each on two cores run slower than one rank);
@@ -40,6 +41,8 @@ from tqdm.auto import tqdm
 from .config import ConfigError, TrainConfig
 from .faults import EXIT_PREEMPTED
 from .monitor import LAUNCHED_ENV
+from .portability import (apply_process_group_env, check_kill_modes, check_spawn_safe, choose_port, free_port,  # noqa: F401
+                          killed_hard, tcpstore_uses_libuv)  # free_port: launch.free_port for elastic and the tests
 
 _PROGRESS = "@@progress "
 
@@ -86,8 +89,8 @@ class Reporter:
 def check_before_start(cfg: TrainConfig) -> None:
     """Refuse settings that would otherwise fail inside the ranks, after data preparation and
     process start-up, as a traceback per rank. One :class:`ConfigError`, one line, with the fix."""
-    from .checkpoint import latest_valid, verify
-    from .data import SOURCES
+    from . import paths
+    from .config import DATA_SOURCES as SOURCES  # data.SOURCES, without importing datasets (~1 s)
     from .models import MODELS
 
     problems = []
@@ -98,24 +101,53 @@ def check_before_start(cfg: TrainConfig) -> None:
     if cfg.data_source == "path" and not cfg.data_path:
         problems.append("--data-source path needs --data-path (an aclImdb folder, or a CSV/parquet file with "
                         "'text' and 'label' columns)")
-    if cfg.data_path and not Path(cfg.data_path).expanduser().exists():
-        problems.append(f"--data-path {cfg.data_path} does not exist; give an aclImdb folder or a CSV/parquet file")
-    if cfg.resume not in ("none", "auto"):
-        path = Path(cfg.resume)
-        if not path.exists():
-            problems.append(f"--resume {path} does not exist; use --resume auto (newest valid checkpoint of "
-                            "--run-dir) or name a checkpoint folder DIR/checkpoints/step-N")
-        elif not (path / "manifest.json").exists():
-            newest = latest_valid(path, log=None)
-            hint = f"--resume {newest}" if newest else "--resume auto with --run-dir set to the run"
-            problems.append(f"--resume {path} is not a checkpoint folder (no manifest.json); use {hint}")
-        else:
-            ok, reason = verify(path)
-            if not ok:
-                problems.append(f"--resume {path} is not a valid checkpoint ({reason}); use --resume auto to take "
-                                "the newest valid one")
+    checks = [lambda: paths.output_dir(cfg.run_dir), lambda: _check_resume(cfg)]
+    if cfg.data_path:
+        checks.append(lambda: paths.data_path(cfg.data_path))
+    if cfg.cache_dir:
+        checks.append(lambda: paths.output_dir(cfg.cache_dir, "--cache-dir"))
+    if cfg.kill_at_step:
+        checks.append(lambda: check_kill_modes(cfg.kill_mode))
+    for check in checks:
+        try:
+            check()
+        except ConfigError as err:
+            problems.append(str(err))
     if problems:
         raise ConfigError("; ".join(problems))
+
+
+def _check_resume(cfg: TrainConfig) -> None:
+    """The checkpoint a resume would load: there, valid, and of this run's shape (else the
+    ranks would refuse it after start-up)."""
+    from .checkpoint import config_differences, latest_valid, load_part, verify
+    from .config import SHAPE_KEYS
+
+    if cfg.resume == "none":
+        return
+    if cfg.resume == "auto":
+        path = latest_valid(cfg.run_dir, log=None) if Path(cfg.run_dir).is_dir() else None
+        if path is None:
+            return  # a fresh start: the ranks say so
+    else:
+        path = Path(cfg.resume)
+        if not path.exists():
+            raise ConfigError(f"--resume {path} does not exist; use --resume auto (newest valid checkpoint of "
+                              "--run-dir) or name a checkpoint folder DIR/checkpoints/step-N")
+        if not (path / "manifest.json").exists():
+            newest = latest_valid(path, log=None) if path.is_dir() else None
+            hint = f"--resume {newest}" if newest else "--resume auto with --run-dir set to the run"
+            raise ConfigError(f"--resume {path} is not a checkpoint folder (no manifest.json); use {hint}")
+        ok, reason = verify(path)
+        if not ok:
+            raise ConfigError(f"--resume {path} is not a valid checkpoint ({reason}); use --resume auto to take "
+                              "the newest valid one")
+    saved = json.loads(load_part(path, "trainer.pt")["config"])
+    diff = config_differences(saved, cfg.to_dict(), SHAPE_KEYS)
+    if diff:
+        raise ConfigError(f"checkpoint {path} does not fit this config ("
+                          + ", ".join(f"{k}: checkpoint {a!r}, now {b!r}" for k, (a, b) in diff.items())
+                          + "); resume with the run's own settings, or pick a new --run-dir")
 
 
 @contextlib.contextmanager
@@ -176,6 +208,7 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, local_rank: int, loca
     """Everything one rank does: threads, device, process group, training, clean-up."""
     from .train import Trainer
 
+    apply_process_group_env(os.environ.get("MASTER_ADDR", "127.0.0.1"))
     torch.set_num_threads(threads_per_rank(cfg, local_world_size))
     device = choose_device(cfg, local_rank)
     if device.type == "cuda":
@@ -205,7 +238,8 @@ def _elastic_store(rank: int, world_size: int, timeout: timedelta):
         return None
     agent_hosts = os.environ.get("TORCHELASTIC_USE_AGENT_STORE") == "True"
     base = dist.TCPStore(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]), world_size,
-                         is_master=not agent_hosts and rank == 0, timeout=timeout, multi_tenant=not agent_hosts)
+                         is_master=not agent_hosts and rank == 0, timeout=timeout, multi_tenant=not agent_hosts,
+                         use_libuv=tcpstore_uses_libuv())
     return dist.PrefixStore(f"course_lib/attempt-{restart}", base)
 
 
@@ -233,25 +267,6 @@ def exit_now(code: int) -> None:
 
 
 # --------------------------------------------------------------------------- the parent
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _pick_port() -> int:
-    if "MASTER_PORT" not in os.environ:
-        return free_port()
-    port = int(os.environ["MASTER_PORT"])
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            raise RuntimeError(f"MASTER_PORT={port} is already taken on this machine; "
-                               "unset MASTER_PORT to let launch() pick a free port") from None
-    return port
-
-
 class _Tail:
     """Prints complete new lines of each rank's log; turns progress lines into a bar."""
 
@@ -303,6 +318,7 @@ def launch(cfg: TrainConfig, quiet: bool = False, on_start: Callable[[list[int]]
     ``attempts.jsonl`` records (the command line passes its own start time).
     """
     os.environ[LAUNCHED_ENV] = repr(launched_at or time.time())  # the spawned ranks inherit it
+    check_spawn_safe()
     check_before_start(cfg)
     with run_dir_lock(cfg.run_dir):
         return _launch(cfg, quiet, on_start)
@@ -322,8 +338,13 @@ def _launch(cfg: TrainConfig, quiet: bool, on_start) -> dict:
     log_dir = run_dir / "logs"
     log_dir.mkdir(parents=True, exist_ok=True)
     cfg.save(run_dir / "config.json")
-    data = prepare_for(cfg, progress=not quiet)  # errors surface here, once; ranks read the file
-    port = _pick_port()
+    try:
+        data = prepare_for(cfg, progress=not quiet)  # errors surface here, once; ranks read the file
+    except (ValueError, TypeError, KeyError, OSError) as err:  # data or tokenizer that cannot be read
+        raise ConfigError(f"cannot prepare the data ({' '.join(str(err).split())[:300]}); check --data-source, "
+                          "--data-path and --tokenizer") from err
+    port = choose_port()
+    apply_process_group_env()  # the spawned ranks inherit it
 
     tail = _Tail(log_dir, cfg.world_size, quiet)
     ctx = mp.spawn(_spawned_worker, args=(cfg.to_dict(), port, str(log_dir), str(data.path)), nprocs=cfg.world_size, join=False)
@@ -364,7 +385,7 @@ def _killed_rank(ctx) -> int | None:
     """The first rank that died by SIGKILL (the cause when a peer then fails on a lost
     connection), or ``None``."""
     for rank, proc in enumerate(ctx.processes):
-        if proc.exitcode == -signal.SIGKILL:
+        if killed_hard(proc.exitcode):
             return rank
     return None
 

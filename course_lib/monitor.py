@@ -49,7 +49,7 @@ def read_ledger(run_dir: str | Path, rank: int = 0, last_attempt: bool = True) -
     if not path.exists():
         return []
     rows = []
-    with open(path) as f:
+    with open(path, encoding="utf-8", errors="replace") as f:  # a damaged line is skipped below, not fatal
         for line in f:
             line = line.strip()
             if line:

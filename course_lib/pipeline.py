@@ -14,6 +14,7 @@ from pathlib import Path
 from .checkpoint import list_checkpoints
 from .config import TrainConfig
 from .launch import RunInterrupted, launch
+from .paths import disposable_run_dir
 from .predict import out_of_domain
 from .prepare import prepare_for
 
@@ -34,6 +35,7 @@ def run_pipeline(run_dir: str = "runs/pipeline", quick: bool = False, interrupt:
                  quiet: bool = False, **overrides) -> dict:
     t0 = time.perf_counter()
     cfg = pipeline_config(run_dir, quick, **overrides)
+    disposable_run_dir(run_dir)  # refused if it holds anything a run does not write: never wipe your files
     if Path(run_dir).exists():
         shutil.rmtree(run_dir)  # the pipeline's own folder: every run starts clean
     say = (lambda *a: None) if quiet else print

@@ -55,16 +55,11 @@ def load_classifier(run_dir: str | Path) -> Classifier:
     cannot be rebuilt."""
     from .checkpoint import latest_valid, load_part
     from .models import build_model
+    from .paths import read_config, run_dir as check_run_dir
     from .tokenization import load_tokenizer
 
     run_dir = Path(run_dir)
-    if not (run_dir / "config.json").exists():
-        raise ConfigError(f"{run_dir} is not a run directory (no config.json): give the --run-dir of a train run")
-    try:
-        cfg = TrainConfig.load(run_dir / "config.json")
-    except (ConfigError, TypeError, ValueError) as err:
-        raise ConfigError(f"{run_dir}/config.json cannot be rebuilt into a TrainConfig ({err}): "
-                          "was it written by another version of course_lib?") from None
+    cfg = read_config(check_run_dir(run_dir, "predict"))
     folder = run_dir / "final" if (run_dir / "final" / "model.pt").exists() else latest_valid(run_dir, log=None)
     if folder is None:
         raise ConfigError(f"{run_dir} has no trained weights (no final/model.pt, no valid checkpoint): "

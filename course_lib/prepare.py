@@ -16,7 +16,7 @@ from pathlib import Path
 
 import torch
 
-CACHE_VERSION = 2  # bump when cleaning, dedup or splitting changes what a cache file holds
+CACHE_VERSION = 3  # bump when cleaning, dedup, splitting or load_tokenizer changes what a cache file holds
 
 
 def cache_root() -> Path:
@@ -106,15 +106,18 @@ def prepare_imdb(
 ) -> PreparedData:
     """Load, clean, deduplicate (exact, then near-duplicates in train and train/test leaks),
     split and tokenize IMDB. Returns (and caches) flat token tensors for both splits."""
-    # imported here, not at the top: training ranks only read the cache file (PreparedData.load)
-    # and must not pay ~2 s each for importing transformers and datasets
-    from .data import clean_text, load_imdb
-    from .near_dup import find_near_duplicates
-    from .tokenization import encode_texts, length_stats, load_tokenizer
+    # imported here, not at the top: training ranks only read the cache file (PreparedData.load),
+    # and a cache hit needs neither transformers nor datasets (~2 s of imports before each launch)
+    from .tokenization import tokenizer_fingerprint
 
-    tok = load_tokenizer(tokenizer)
+    fingerprint, tok = tokenizer_fingerprint(tokenizer), None
+    if fingerprint is None:  # a Hub name: only the loaded tokenizer says what it is
+        from .tokenization import load_tokenizer
+
+        tok = load_tokenizer(tokenizer)
+        fingerprint = _tokenizer_digest(tok)
     settings = {"v": CACHE_VERSION, "source": source, "path": str(path) if path else None, "limit": limit,
-                "tokenizer": tokenizer, "tokenizer_sha": _tokenizer_digest(tok), "max_length": max_length,
+                "tokenizer": tokenizer, "tokenizer_sha": fingerprint, "max_length": max_length,
                 "test_fraction": test_fraction, "seed": seed, "near_dup_threshold": near_dup_threshold}
     if path and Path(path).exists():
         settings["path_mtime"] = Path(path).stat().st_mtime
@@ -128,6 +131,11 @@ def prepare_imdb(
         except Exception:  # a damaged cache is rebuilt, never trusted
             cache_file.unlink(missing_ok=True)
 
+    from .data import clean_text, load_imdb
+    from .near_dup import find_near_duplicates
+    from .tokenization import encode_texts, length_stats, load_tokenizer
+
+    tok = tok or load_tokenizer(tokenizer)
     t0 = time.perf_counter()
     dsd = load_imdb(source=source, path=path, test_fraction=test_fraction, seed=seed, limit=limit)
     train_text = [clean_text(t) for t in dsd["train"]["text"]]

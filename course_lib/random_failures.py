@@ -28,7 +28,7 @@ from typing import Iterator
 
 import numpy as np
 
-from .advisor import advise, expected_wall, measure_costs, simulate_walls
+from .advisor import advise, expected_wall, measure_costs, replay_wall, simulate_walls
 from .config import ConfigError, TrainConfig
 from .faults import EXIT_INTERRUPTED
 from .monitor import read_ledger
@@ -51,7 +51,7 @@ def train_through_failures(cfg: TrainConfig, gaps: Iterator[float]) -> dict:
     log = Path(cfg.run_dir) / "supervisor.log"
     cmd = [sys.executable, "-m", "course_lib", "train", *cfg.replace(resume="auto").to_args()]
     env = {**os.environ, "TQDM_DISABLE": "1"}
-    t0 = time.perf_counter()
+    t0, started_at = time.perf_counter(), time.time()
     next_failure = t0 + next(gaps)
     failures = []
     with open(log, "a") as out:
@@ -61,13 +61,14 @@ def train_through_failures(cfg: TrainConfig, gaps: Iterator[float]) -> dict:
                 proc.wait(timeout=max(next_failure - time.perf_counter(), 0))
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)  # the launcher and all its ranks, at once
+                failed_at = time.perf_counter()
                 proc.wait()
                 _reap_group(proc.pid)
-                failures.append(round(time.perf_counter() - t0, 3))
+                failures.append(round(failed_at - t0, 3))
                 if len(failures) > MAX_FAILURES:
                     raise RuntimeError(f"{cfg.run_dir}: {len(failures)} failures and not finished; "
                                        "the mean time between failures is too short for this run") from None
-                next_failure = time.perf_counter() + next(gaps)
+                next_failure = failed_at + next(gaps)  # the failure clock runs on from the kill
                 continue
             if proc.returncode == EXIT_INTERRUPTED:  # a kill the run planned itself (--kill-at-step)
                 failures.append(round(time.perf_counter() - t0, 3))
@@ -77,41 +78,69 @@ def train_through_failures(cfg: TrainConfig, gaps: Iterator[float]) -> dict:
             break
     wall = time.perf_counter() - t0
     rows = read_ledger(cfg.run_dir, 0, last_attempt=False)
-    return {"wall_seconds": round(wall, 3), "failures": len(failures), "failure_times": failures,
+    return {"wall_seconds": round(wall, 3), "started_at": started_at, "failures": len(failures), "failure_times": failures,
             "steps": max(r["step"] for r in rows), "steps_redone": len(rows) - len({r["step"] for r in rows})}
 
 
 def _reap_group(pgid: int, timeout: float = 5.0) -> None:
-    """Wait until no process of the killed group is left (a rank that outlived the kill would
-    hold the run directory's lock)."""
+    """Wait until no process of the killed group is alive (a rank that outlived the kill would
+    hold the run directory's lock). A dead process that is not yet reaped (a zombie) holds no
+    lock: it counts as gone. That matters where PID 1 reaps orphans late (in this project's
+    containers, 1.5-2 s after the kill), which the wall time would otherwise pay per failure."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        try:
-            os.killpg(pgid, 0)
-        except ProcessLookupError:
+        if not _alive_in_group(pgid):
             return
-        time.sleep(0.02)
+        time.sleep(0.01)
     raise RuntimeError(f"process group {pgid} still alive {timeout} s after SIGKILL")
 
 
-def interval_study(workdir: str | Path, base: TrainConfig, intervals: list[int] | None, mtbf: float,
-                   repeats: int = 3, factors=(1 / 8, 1 / 2, 1, 2, 4), seed: int = 0, progress: bool = True) -> dict:
-    """Calibrate (one run, SIGKILLed once halfway by its own ``--kill-at-step``), predict the
-    wall time at each interval with the advisor, then measure it ``repeats`` times per interval,
-    interleaved, under random failures. ``intervals=None`` takes the predicted optimum times
-    ``factors``: too often, about right, too rarely. Within one repetition every interval meets
-    the same failure times (common random numbers), so the intervals are compared under the
-    same luck; repetitions draw new times."""
-    from tqdm.auto import tqdm
+def _alive_in_group(pgid: int) -> bool:
+    """Any live (not zombie) process in group ``pgid``? Linux reads ``/proc``; elsewhere a
+    signal 0 to the group, which also finds zombies."""
+    proc = Path("/proc")
+    if not (proc / "self" / "stat").exists():
+        try:
+            os.killpg(pgid, 0)
+            return True
+        except ProcessLookupError:
+            return False
+    for stat in proc.glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()  # after "(comm)": state, ppid, pgrp, ...
+        except (OSError, IndexError):
+            continue  # gone while we looked
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            return True
+    return False
 
+
+def calibrate(workdir: str | Path, base: TrainConfig, save_every: int | None = None) -> dict:
+    """One run of ``base``, SIGKILLed once halfway by its own ``--kill-at-step``: the costs the
+    advisor needs, measured (``costs``), and the textbook's unit (``steps_per_epoch``)."""
     if not base.max_steps:
-        raise ConfigError("interval_study needs a run length: set max_steps in the base config")
-    workdir = Path(workdir)
-    calib = base.replace(run_dir=str(workdir / "calibration"),
-                         save_every_steps=intervals[len(intervals) // 2] if intervals else base.max_steps // 16,
+        raise ConfigError("a save-interval study needs a run length: set max_steps in the base config")
+    calib = base.replace(run_dir=str(Path(workdir) / "calibration"), save_every_steps=save_every or base.max_steps // 16,
                          kill_at_step=max(base.max_steps // 2, 2), kill_rank=base.world_size - 1, kill_mode="sigkill")
     train_through_failures(calib, itertools.repeat(math.inf))  # only its own planned kill
-    costs = measure_costs(calib.run_dir)
+    return {"costs": measure_costs(calib.run_dir),
+            "steps_per_epoch": sum(r["epoch"] == 0 for r in read_ledger(calib.run_dir))}
+
+
+def interval_study(workdir: str | Path, base: TrainConfig, intervals: list[int] | None, mtbf: float,
+                   repeats: int = 3, factors=(1 / 8, 1 / 2, 1, 2, 4), seed: int = 0, progress: bool = True,
+                   calibration: dict | None = None) -> dict:
+    """Calibrate (:func:`calibrate`, unless a ``calibration`` is given), predict the wall time at
+    each interval with the advisor, then measure it ``repeats`` times per interval, interleaved,
+    under random failures. ``intervals=None`` takes the predicted optimum times ``factors``: too
+    often, about right, too rarely. Within one repetition every interval meets the same failure
+    times (common random numbers), so the intervals are compared under the same luck;
+    repetitions draw new times."""
+    from tqdm.auto import tqdm
+
+    workdir = Path(workdir)
+    calibration = calibration or calibrate(workdir, base, intervals[len(intervals) // 2] if intervals else None)
+    costs = calibration["costs"]
     advice = advise(costs, mtbf)
     if not intervals:
         intervals = sorted({min(max(round(advice["optimum_steps"] * f), 1), base.max_steps) for f in factors})
@@ -119,36 +148,55 @@ def interval_study(workdir: str | Path, base: TrainConfig, intervals: list[int] 
     order = [(rep, k) for rep in range(repeats) for k in random.Random(seed + rep).sample(intervals, len(intervals))]
     for rep, k in tqdm(order, desc="runs through random failures", disable=not progress):
         cfg = base.replace(run_dir=str(workdir / f"every-{k}-rep{rep}"), save_every_steps=k)
-        runs[k].append(train_through_failures(cfg, exponential_gaps(mtbf, seed=seed * 1_000_003 + rep)))
-    study = summarize(costs, advice, runs, mtbf)
-    study["steps_per_epoch"] = sum(r["epoch"] == 0 for r in read_ledger(calib.run_dir))  # the textbook's unit
-    return study
+        gap_seed = seed * 1_000_003 + rep
+        runs[k].append({**train_through_failures(cfg, exponential_gaps(mtbf, seed=gap_seed)), "gap_seed": gap_seed})
+    return {**summarize(costs, advice, runs, mtbf), "steps_per_epoch": calibration["steps_per_epoch"]}
 
 
 def summarize(costs, advice: dict, runs: dict, mtbf: float) -> dict:
-    """Measured runs beside the predictions, and the two targets of the check. The model's
-    median (simulated, :func:`course_lib.advisor.simulate_walls`) is compared with the measured
-    median, its expectation with the measured mean: with a few failures per run the wall time
-    is skewed, and a median is not a mean."""
+    """Measured runs beside the predictions, and the two targets of the check.
+
+    A handful of runs with one or two failures each is ruled by luck: at MTBF 40 s the first
+    failure times of two of three repetitions fell after the end of a ~55 s run, so their
+    "median" was a run without failures, and a failure costs more the longer the interval, so
+    such luck flatters long intervals. Two measures take the luck out, because the failure
+    times each run met are known (its ``gap_seed``):
+
+    * the model's error: the model *replayed* on each run's own failure times
+      (:func:`course_lib.advisor.replay_wall`) against the measured wall time, as a ratio of
+      means per interval: it tests the costs the model counts, not the draws;
+    * the best measured interval: by the measured mean corrected for each run's luck (the
+      measured minus the replayed wall, plus the model's expectation: a control variate), since
+      the advisor minimises the *expected* wall time. (The median is no criterion: where a run
+      meets no failure more often than not, the median run has none at every interval.)
+
+    The plain comparisons are kept beside them: the simulated median against the measured median
+    (:func:`course_lib.advisor.simulate_walls`), the expectation against the measured mean."""
     points = []
     for k, rs in runs.items():
         walls = [r["wall_seconds"] for r in rs]
+        replayed = [replay_wall(k, costs, exponential_gaps(mtbf, seed=r["gap_seed"])) for r in rs]
+        expected = float(expected_wall(k, costs, mtbf))
         sim = simulate_walls(k, costs, mtbf)
-        median, mean = statistics.median(walls), statistics.mean(walls)
-        predicted_median = float(np.median(sim))
+        median, mean, predicted_median = statistics.median(walls), statistics.mean(walls), float(np.median(sim))
         points.append({"every_steps": k, "walls": walls, "failures": [r["failures"] for r in rs],
                        "steps_redone": [r["steps_redone"] for r in rs],
+                       "replayed_walls": [round(w, 2) for w in replayed],
+                       "error": round(statistics.mean(replayed) / mean - 1, 4),
+                       "luck_corrected_mean_seconds": round(mean - statistics.mean(replayed) + expected, 2),
                        "median_wall_seconds": median, "mean_wall_seconds": round(mean, 3),
                        "predicted_median_wall_seconds": round(predicted_median, 2),
-                       "predicted_wall_seconds": round(float(expected_wall(k, costs, mtbf)), 2),
+                       "predicted_wall_seconds": round(expected, 2),
                        "predicted_quartiles": [round(float(q), 2) for q in np.percentile(sim, [25, 75])],
-                       "error": round(predicted_median / median - 1, 4),
-                       "mean_error": round(float(expected_wall(k, costs, mtbf)) / mean - 1, 4)})
-    best = min(points, key=lambda p: p["median_wall_seconds"])["every_steps"]
-    best_mean = min(points, key=lambda p: p["mean_wall_seconds"])["every_steps"]
+                       "median_error": round(predicted_median / median - 1, 4),
+                       "mean_error": round(expected / mean - 1, 4)})
+    by = lambda key: min(points, key=lambda p: p[key])["every_steps"]  # noqa: E731
+    best = by("luck_corrected_mean_seconds")
     ratio = best / advice["optimum_steps"]
     return {"mtbf_seconds": mtbf, "advice": advice, "points": points, "best_measured_steps": best,
             "best_vs_optimum": round(ratio, 3), "best_within_2x": 0.5 <= ratio <= 2.0,
-            "best_by_mean_steps": best_mean,
+            "best_by_mean_steps": by("mean_wall_seconds"), "best_by_median_steps": by("median_wall_seconds"),
             "max_abs_error": max(abs(p["error"]) for p in points),
-            "all_within_20pct": all(abs(p["error"]) <= 0.2 for p in points)}
+            "all_within_20pct": all(abs(p["error"]) <= 0.2 for p in points),
+            "max_abs_median_error": max(abs(p["median_error"]) for p in points),
+            "max_abs_mean_error": max(abs(p["mean_error"]) for p in points)}

@@ -14,13 +14,16 @@ to hide it.
 """
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 from pathlib import Path
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 import numpy as np
-from transformers import AutoTokenizer, GPT2TokenizerFast, PreTrainedTokenizerFast
+
+if TYPE_CHECKING:  # transformers costs ~0.7 s to import: only what loads or trains a tokenizer imports it
+    from transformers import PreTrainedTokenizerFast
 
 KNOWN = {"wordpiece": 30522, "bpe": 50257}
 
@@ -59,9 +62,34 @@ def _check_size(tok: PreTrainedTokenizerFast, expected: int, name: str) -> PreTr
     return tok
 
 
+def tokenizer_files(name: str) -> list[Path] | None:
+    """The files that define tokenizer ``name`` on this machine (``None`` for a Hub name):
+    what a cache of its tokens depends on, read without loading it."""
+    if name == "wordpiece":
+        return sorted(p for p in minilm_dir().iterdir() if p.name.startswith(("tokenizer", "vocab", "special")))
+    if name == "bpe":
+        return [gpt2_dir() / "encoder.json", gpt2_dir() / "vocab.bpe"]
+    if Path(name).is_dir():
+        return sorted(p for p in Path(name).iterdir() if p.is_file())
+    return None
+
+
+def tokenizer_fingerprint(name: str) -> str | None:
+    """sha256 of :func:`tokenizer_files` (names and bytes), or ``None`` for a Hub name."""
+    files = tokenizer_files(name)
+    if files is None:
+        return None
+    h = hashlib.sha256()
+    for f in files:
+        h.update(f.name.encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()[:16]
+
+
 def load_tokenizer(name: str = "wordpiece") -> PreTrainedTokenizerFast:
     """``"wordpiece"`` (bert-base-uncased, 30,522), ``"bpe"`` (GPT-2, 50,257), a local folder
     saved by :func:`train_tokenizer`, or a hub name (needs the network)."""
+    from transformers import AutoTokenizer, GPT2TokenizerFast
+
     if name == "wordpiece":
         return _check_size(_explicit(AutoTokenizer.from_pretrained(str(minilm_dir()))), KNOWN[name], name)
     if name == "bpe":
@@ -90,6 +118,7 @@ def train_tokenizer(
     with the ``tokenizers`` library; if ``save_dir`` is given it is saved there and reloaded
     through ``AutoTokenizer`` (proof that it round-trips)."""
     from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+    from transformers import AutoTokenizer, PreTrainedTokenizerFast
 
     if kind == "wordpiece":
         specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]

@@ -26,6 +26,18 @@ def imdb_texts():
     return SimpleNamespace(texts=texts, labels=labels)
 
 
+@pytest.fixture(scope="session")
+def reference_run(tmp_path_factory, _cache):
+    """One finished, never-interrupted 2-rank run of ``helpers.small_cfg``, shared by every test
+    that compares against it or needs a real run directory (copy it before changing it)."""
+    from course_lib.launch import launch
+    from helpers import small_cfg
+
+    run = tmp_path_factory.mktemp("reference") / "run"
+    launch(small_cfg(run), quiet=True)
+    return run
+
+
 # ---------------------------------------------------------------- grading learners' exercises
 def pytest_addoption(parser):
     group = parser.getgroup("exercises", "grading learners' exercise submissions (docs/exercises.md)")

@@ -8,7 +8,6 @@ import pytest
 
 from course_lib.advisor import Costs, advise, daly_seconds, expected_wall, measure_costs, parse_duration, young_seconds
 from course_lib.config import ConfigError
-from tests.helpers import cli
 
 
 def costs(**kw) -> Costs:
@@ -71,7 +70,7 @@ def test_covered_failures_lengthen_the_interval_and_async_counts_the_write():
         advise(c, mtbf, covered=1.0)
 
 
-def _fake_run(run_dir, *, saves=True, restart=True):
+def _fake_run(run_dir, *, saves=True, restart=True, launched=True):
     """A run directory written the way train.py writes one, with known times."""
     (run_dir / "metrics").mkdir(parents=True)
     (run_dir / "config.json").write_text(json.dumps({"save_every_steps": 10, "async_save": False}))
@@ -79,7 +78,7 @@ def _fake_run(run_dir, *, saves=True, restart=True):
     for step in range(1, 31):
         t += 0.5 + (0.3 if step - 1 in (10, 20) else 0.0)  # a save after steps 10 and 20 blocks 0.3 s
         rows.append({"step": step, "epoch": 0, "attempt": 1, "time": t})
-    attempts = [{"started": 999.0, "launched": 998.0}]
+    attempts = [{"started": 999.0, "launched": 998.0 if launched else None}]  # first step 2 s after launch
     if restart:  # killed after step 25, launched again at t + 1, first step 4 s after launch (+ one step)
         attempts.append({"started": t + 3.0, "launched": t + 1.0})
         rows += [{"step": s, "epoch": 0, "attempt": 2, "time": t + 5.5 + 0.5 * (s - 21)} for s in range(21, 31)]
@@ -102,20 +101,44 @@ def test_costs_read_back_from_a_run(tmp_path):
     assert "launch -> first step" in c.sources["restart_seconds"]
 
 
-def test_advise_cli_and_its_errors(tmp_path):
-    _fake_run(tmp_path / "run")
-    ok = cli("advise", str(tmp_path / "run"), "--mtbf", "30m", "--steps", "100000")
-    assert ok.returncode == 0 and "Young 1974" in ok.stdout and "Daly 2006" in ok.stdout, ok.stderr
-    as_json = json.loads(cli("advise", str(tmp_path / "run"), "--mtbf", "30m", "--json").stdout)
-    assert as_json["optimum_steps"] >= 1 and as_json["costs"]["restart_seconds"] == pytest.approx(4.0)
+def advise_cli(*args, capsys) -> tuple[int, str, str]:
+    """``python -m course_lib advise ARGS`` in this process (the one-line errors are main()'s)."""
+    from course_lib.cli import main
 
-    _fake_run(tmp_path / "never-killed", restart=False)
+    code = main(["advise", *map(str, args)])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_advise_cli_and_its_errors(tmp_path, capsys):
+    _fake_run(tmp_path / "run")
+    code, out, err = advise_cli(tmp_path / "run", "--mtbf", "30m", "--steps", "100000", capsys=capsys)
+    assert code == 0 and "Young 1974" in out and "Daly 2006" in out and "never interrupted" not in out, err
+    code, out, _ = advise_cli(tmp_path / "run", "--mtbf", "30m", "--json", capsys=capsys)
+    as_json = json.loads(out)
+    assert as_json["optimum_steps"] >= 1 and as_json["costs"]["restart_seconds"] == pytest.approx(4.0)
+    assert as_json["costs"]["restart_from_first_start"] is False
+
+    _fake_run(tmp_path / "torchrun-never-killed", restart=False, launched=False)
     _fake_run(tmp_path / "no-saves", saves=False)
-    for args, message in [((str(tmp_path / "run"), "--mtbf", "6 hours"), "not a duration"),
-                          ((str(tmp_path / "missing"), "--mtbf", "6h"), "not a run directory"),
-                          ((str(tmp_path / "never-killed"), "--mtbf", "6h"), "never interrupted"),
-                          ((str(tmp_path / "no-saves"), "--mtbf", "6h"), "saved no checkpoint")]:
-        r = cli("advise", *args)
-        assert r.returncode == 2 and message in r.stderr and r.stderr.count("\n") == 1, r.stderr
-    given = cli("advise", str(tmp_path / "never-killed"), "--mtbf", "6h", "--restart-seconds", "20s")
-    assert given.returncode == 0 and "given" in given.stdout
+    for args, message in [((tmp_path / "run", "--mtbf", "6 hours"), "not a duration"),
+                          ((tmp_path / "missing", "--mtbf", "6h"), "not a run directory"),
+                          ((tmp_path / "torchrun-never-killed", "--mtbf", "6h"), "pass --restart-seconds"),
+                          ((tmp_path / "no-saves", "--mtbf", "6h"), "saved no checkpoint")]:
+        code, _, err = advise_cli(*args, capsys=capsys)
+        assert code == 2 and message in err and err.count("\n") == 1, err
+
+
+def test_a_run_never_interrupted_is_advised_from_its_first_start(tmp_path, capsys):
+    _fake_run(tmp_path / "never-killed", restart=False)
+    code, out, err = advise_cli(tmp_path / "never-killed", "--mtbf", "6h", capsys=capsys)
+    assert code == 0, err
+    assert "estimated from the first start" in out and "never interrupted" in out
+    code, out, _ = advise_cli(tmp_path / "never-killed", "--mtbf", "6h", "--json", capsys=capsys)
+    c = json.loads(out)["costs"]
+    assert c["restart_from_first_start"] is True and c["restart_seconds"] == pytest.approx(2.0)  # launch 998, step 1 at 1000.5
+    assert "first start" in c["sources"]["restart_seconds"]
+    code, out, _ = advise_cli(tmp_path / "never-killed", "--mtbf", "6h", "--restart-seconds", "20s", "--json", capsys=capsys)
+    c = json.loads(out)["costs"]
+    assert code == 0 and c["restart_seconds"] == 20 and c["sources"]["restart_seconds"] == "given"
+    assert c["restart_from_first_start"] is False

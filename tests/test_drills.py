@@ -1,9 +1,12 @@
 """The chaos drill in small: real kills at random steps, automatic resumes, exact comparisons,
 and the time from restart to the first resumed step read from the ledgers."""
+import pytest
+
 from course_lib.drills import chaos_drill
 from helpers import small_cfg
 
 
+@pytest.mark.slow
 def test_chaos_drill_resumes_identically_and_times_the_restart(tmp_path):
     rows = chaos_drill(tmp_path, small_cfg(tmp_path / "unused", max_steps=12), kills=2, seed=3)
     assert [r["identical"] for r in rows] == [True, True], rows

@@ -15,6 +15,7 @@ from helpers import cfg_args, cli, small_cfg
 # the last step is also a periodic save step
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("async_save", [False, True])
 def test_a_finished_run_whose_last_step_is_a_save_step_can_be_extended(tmp_path, async_save):
     run = tmp_path / "run"
@@ -30,6 +31,7 @@ def test_a_finished_run_whose_last_step_is_a_save_step_can_be_extended(tmp_path,
     assert [r["step"] for r in rows] == list(range(1, 46)) and rows[30]["lr"] > 0
 
 
+@pytest.mark.slow
 def test_extending_a_run_with_a_fixed_schedule_is_bit_identical_to_planning_it_that_long(tmp_path):
     planned = tmp_path / "planned"
     launch(small_cfg(planned, epochs=3, schedule_steps=45), quiet=True)
@@ -41,9 +43,9 @@ def test_extending_a_run_with_a_fixed_schedule_is_bit_identical_to_planning_it_t
     assert result["identical"], result
 
 
-def test_a_run_killed_three_times_by_one_repeated_command_is_bit_identical(tmp_path):
-    ref = tmp_path / "ref"
-    launch(small_cfg(ref), quiet=True)
+@pytest.mark.slow
+def test_a_run_killed_three_times_by_one_repeated_command_is_bit_identical(reference_run, tmp_path):
+    ref = reference_run
     run = tmp_path / "run"
     args = cfg_args(small_cfg(run, kill_at_step=[8, 17, 26], kill_rank=[1, 0, 1],
                               kill_mode=["sigkill", "sigterm", "during-save"], resume="auto"))
@@ -57,6 +59,7 @@ def test_a_run_killed_three_times_by_one_repeated_command_is_bit_identical(tmp_p
     assert cli("verify", run).returncode == 0
 
 
+@pytest.mark.slow
 def test_a_kill_that_cannot_fire_says_so(tmp_path):
     run = tmp_path / "run"
     launch(small_cfg(run, max_steps=12), quiet=True)
@@ -67,7 +70,7 @@ def test_a_kill_that_cannot_fire_says_so(tmp_path):
 
 
 @pytest.mark.parametrize("args,expected", [
-    (["train", "--model", "nope"], "--model 'nope' is not a model here; choose one of bag"),
+    (["train", "--model", "nope"], "argument --model: invalid choice: 'nope' (choose from 'bag'"),
     (["train", "--world-size", "0"], "world_size must be >= 1"),
     (["train", "--kill-at-step", "3", "--kill-rank", "5"], "kill_rank 5 is not a rank of world_size 2"),
     (["train", "--data-source", "path"], "--data-source path needs --data-path"),
@@ -77,16 +80,25 @@ def test_a_kill_that_cannot_fire_says_so(tmp_path):
     (["train", "--kill-at-step", "x"], "invalid int value"),
     (["compare", "{tmp}", "{tmp}"], "not a run directory"),
     (["verify", "{tmp}/nothing"], "does not exist"),
+    (["train", "--run-dir", "{tmp}/run", "--resume", "{tmp}/run"], "does not exist"),
 ])
-def test_cli_errors_are_one_line_before_anything_starts(tmp_path, args, expected):
+def test_cli_errors_are_one_line_before_anything_starts(tmp_path, args, expected, capsys):
+    """In this process (the command line's own ``main``; test_debug_shows_the_traceback and
+    tests/test_bad_input.py go through a real interpreter)."""
+    from course_lib.cli import main
+
     run = tmp_path / "run"
     args = [a.replace("{tmp}", str(tmp_path)) for a in args]
     if args[0] == "train":
         args += ["--run-dir", str(run)]
-    out = cli(*args, timeout=60)
-    assert out.returncode == 2, out.stderr
-    lines = out.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: ") and expected in lines[0], out.stderr
+    try:
+        code = main(args)
+    except SystemExit as exit_:  # argparse's own errors
+        code = exit_.code
+    err = capsys.readouterr().err
+    assert code == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and expected in lines[0], err
     assert not (run / "logs").exists()  # no data prepared, no process started
 
 
@@ -103,3 +115,24 @@ def test_a_second_run_in_a_busy_directory_is_refused(tmp_path):
         with pytest.raises(ConfigError, match="in use by another run"):
             launch(small_cfg(tmp_path), quiet=True)
     assert cli("compare", tmp_path, tmp_path, timeout=60).returncode == 2  # lock released, nothing ran
+
+
+def test_compare_and_verify_answer_with_their_exit_codes(reference_run, tmp_path, capsys):
+    """The contract's exit codes, in this process: identical 0, different 1; valid 0, corrupt 1."""
+    import shutil
+
+    from course_lib.cli import main
+
+    assert main(["compare", str(reference_run), str(reference_run)]) == 0 and "IDENTICAL" in capsys.readouterr().out
+    other = tmp_path / "other"
+    shutil.copytree(reference_run, other)
+    ledger = other / "metrics" / "rank0.jsonl"
+    rows = [json.loads(line) for line in ledger.read_text().splitlines()]
+    rows[9]["global_loss"] += 1e-6  # one step's loss, a millionth off
+    ledger.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert main(["compare", str(reference_run), str(other)]) == 1
+    assert "first divergent step: 10" in capsys.readouterr().out
+    assert main(["verify", str(other)]) == 0
+    newest = sorted((other / "checkpoints").glob("step-*"))[-1]
+    (newest / "model.pt").write_bytes(b"x")
+    assert main(["verify", str(other)]) == 1 and f"{newest.name}: CORRUPT" in capsys.readouterr().out

@@ -34,13 +34,14 @@ def one_rank(tmp_path_factory):
     return run
 
 
-@pytest.mark.parametrize("world_size", [2, 4])
+@pytest.mark.parametrize("world_size", [2, pytest.param(4, marks=pytest.mark.slow)])
 def test_bag_is_bit_identical_on_any_number_of_ranks(one_rank, tmp_path, world_size):
     launch(invariant_cfg(tmp_path / "run", world_size=world_size), quiet=True)
     result = compare_runs(one_rank, tmp_path / "run")
     assert result["identical"], result
 
 
+@pytest.mark.slow
 def test_transformer_with_dropout_is_bit_identical_on_1_2_and_4_ranks_and_ddp_is_not(tmp_path):
     cfg = dict(model="transformer", max_length=64, max_steps=6, lr=1e-3, dropout=0.1, eval_limit=100)
     for ws in (1, 2, 4):
@@ -53,6 +54,7 @@ def test_transformer_with_dropout_is_bit_identical_on_1_2_and_4_ranks_and_ddp_is
     assert compare_runs(tmp_path / "ddp1", tmp_path / "ddp2")["first_divergent_step"] == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("before,after", [(2, 1), (1, 2)])
 def test_a_run_resumed_on_another_world_size_is_bit_identical(one_rank, tmp_path, before, after):
     report = interrupt_and_resume(invariant_cfg(tmp_path / "run", world_size=before), 8, resume_world_size=after)
@@ -62,7 +64,7 @@ def test_a_run_resumed_on_another_world_size_is_bit_identical(one_rank, tmp_path
     assert result["identical"], result
 
 
-@pytest.mark.parametrize("rank", [0, 1])
+@pytest.mark.parametrize("rank", [0, pytest.param(1, marks=pytest.mark.slow)])
 def test_survivors_save_the_last_finished_step_so_a_sigkill_costs_no_step(one_rank, tmp_path, rank):
     import json
 

@@ -4,6 +4,7 @@ import socket
 
 import pytest
 
+from course_lib.config import ConfigError
 from course_lib.launch import RankFailed, launch
 from course_lib.monitor import read_ledger, read_scalars
 
@@ -41,8 +42,9 @@ def test_port_taken_is_a_clear_error(tmp_path, monkeypatch):
         s.bind(("127.0.0.1", 0))
         s.listen()
         monkeypatch.setenv("MASTER_PORT", str(s.getsockname()[1]))
-        with pytest.raises(RuntimeError, match="already taken"):
+        with pytest.raises(ConfigError, match="already taken"):  # one line, before data or processes
             launch(small_cfg(tmp_path / "p"), quiet=True)
+    assert not (tmp_path / "p" / "logs").exists()
 
 
 def test_cuda_asked_where_there_is_none(tmp_path):
@@ -54,6 +56,7 @@ def test_cuda_asked_where_there_is_none(tmp_path):
         launch(small_cfg(tmp_path / "c", device="cuda"), quiet=True)
 
 
+@pytest.mark.slow
 def test_too_many_ranks_warns(tmp_path):
     import os
 
@@ -62,6 +65,7 @@ def test_too_many_ranks_warns(tmp_path):
                          train_limit=1200, epochs=1, max_steps=2), quiet=True)
 
 
+@pytest.mark.slow
 def test_micro_batches_accumulate_to_the_same_update(tmp_path):
     whole = launch(small_cfg(tmp_path / "whole", max_steps=6), quiet=True)
     micro = launch(small_cfg(tmp_path / "micro", max_steps=6, micro_batch=8), quiet=True)  # 4 x 8 per rank
@@ -71,6 +75,7 @@ def test_micro_batches_accumulate_to_the_same_update(tmp_path):
     assert whole["steps"] == micro["steps"] == 6
 
 
+@pytest.mark.slow
 def test_fused_adamw_and_bucket_views_change_speed_not_the_run(tmp_path):
     """The two speed options of the step (on by default) train on the same samples to the
     same losses, up to rounding; the checkpoint records which AdamW made it."""

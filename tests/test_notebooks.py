@@ -69,6 +69,7 @@ def test_chinese_edition_uses_the_chapters_terms():
         assert f"11.{i}" in prose[name], f"zh/{name} does not name its section of the chapter (11.{i})"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("edition", ["en", "zh"])
 @pytest.mark.parametrize("name", sorted(SMALL))
 def test_notebook_runs(name, edition, tmp_path, monkeypatch):

@@ -2,8 +2,6 @@
 out-of-domain score, and the errors for runs that cannot be used."""
 import json
 import shutil
-import subprocess
-import sys
 
 import matplotlib
 import pytest
@@ -16,7 +14,7 @@ from course_lib.config import ConfigError  # noqa: E402
 from course_lib.launch import launch  # noqa: E402
 from course_lib.predict import load_classifier, out_of_domain, predict  # noqa: E402
 
-from helpers import cli, small_cfg  # noqa: E402
+from helpers import small_cfg  # noqa: E402
 
 REVIEWS = ["An absolute joy from start to finish, wonderful acting.", "Dull, boring and far too long. A waste of time."]
 
@@ -52,7 +50,7 @@ def test_runs_that_cannot_be_used(run, tmp_path):
     shutil.copytree(run, bare, ignore=shutil.ignore_patterns("final", "checkpoints"))
     with pytest.raises(ConfigError, match="no trained weights"):
         load_classifier(bare)
-    with pytest.raises(ConfigError, match="not a run directory"):
+    with pytest.raises(ConfigError, match="does not exist"):
         load_classifier(tmp_path / "nothing")
     odd = tmp_path / "odd"
     shutil.copytree(run, odd)
@@ -71,17 +69,28 @@ def test_runs_that_cannot_be_used(run, tmp_path):
         predict(run, ["fine", "  <br />  "])
 
 
-def test_predict_command_line(run, tmp_path):
-    one = cli("predict", run, REVIEWS[0], "--json")
-    assert one.returncode == 0 and json.loads(one.stdout)["label"] == "positive", one.stderr
+def test_predict_command_line(run, tmp_path, capsys, monkeypatch):
+    """The command line's own ``main``, in this process (tests/test_bad_input.py runs it in a
+    real interpreter)."""
+    import io
+
+    from course_lib.cli import main
+
+    def predict_cli(*args):
+        code = main(["predict", *map(str, args)])
+        out = capsys.readouterr()
+        return code, out.out, out.err
+
+    code, out, err = predict_cli(run, REVIEWS[0], "--json")
+    assert code == 0 and json.loads(out)["label"] == "positive", err
     (tmp_path / "reviews.txt").write_text("\n".join(REVIEWS) + "\n\n")
-    many = cli("predict", run, "--file", tmp_path / "reviews.txt")
-    assert many.returncode == 0 and [line.split()[0] for line in many.stdout.splitlines()] == ["positive", "negative"]
-    piped = subprocess.run([sys.executable, "-m", "course_lib", "predict", str(run)], input=REVIEWS[1], text=True,
-                           capture_output=True, timeout=120)
-    assert piped.returncode == 0 and piped.stdout.startswith("negative"), piped.stderr
-    missing = cli("predict", tmp_path / "none", "good")
-    assert missing.returncode == 2 and missing.stderr.startswith("error: ") and "not a run directory" in missing.stderr
+    code, out, _ = predict_cli(run, "--file", tmp_path / "reviews.txt")
+    assert code == 0 and [line.split()[0] for line in out.splitlines()] == ["positive", "negative"]
+    monkeypatch.setattr("sys.stdin", io.StringIO(REVIEWS[1]))
+    code, out, _ = predict_cli(run)
+    assert code == 0 and out.startswith("negative")
+    code, _, err = predict_cli(tmp_path / "none", "good")
+    assert code == 2 and err.startswith("error: ") and "does not exist" in err
 
 
 def test_out_of_domain_and_the_review_box(run):

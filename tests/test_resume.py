@@ -5,16 +5,14 @@ import pytest
 from course_lib.checkpoint import CheckpointError, latest_valid
 from course_lib.compare import compare_runs
 from course_lib.config import ConfigError
-from course_lib.launch import RankFailed, RunInterrupted, launch
+from course_lib.launch import RunInterrupted, launch
 
 from helpers import small_cfg
 
 
-@pytest.fixture(scope="module")
-def reference(tmp_path_factory):
-    run = tmp_path_factory.mktemp("ref") / "run"
-    launch(small_cfg(run), quiet=True)
-    return run
+@pytest.fixture
+def reference(reference_run):
+    return reference_run  # shared by the session (tests/conftest.py)
 
 
 def interrupt_and_resume(run, mode="sigkill", step=13, rank=1, resume_mode="full", async_save=False, **resume_kw):
@@ -24,8 +22,13 @@ def interrupt_and_resume(run, mode="sigkill", step=13, rank=1, resume_mode="full
     return err.value
 
 
-@pytest.mark.parametrize("mode,rank,async_save", [("sigkill", 1, False), ("sigterm", 0, False), ("during-save", 0, False),
-                                                  ("during-save", 1, False), ("during-save", 0, True), ("sigkill", 0, True)])
+SLOW = pytest.mark.slow
+
+
+@pytest.mark.parametrize("mode,rank,async_save", [  # the default suite keeps the plain SIGKILL
+    ("sigkill", 1, False), pytest.param("sigterm", 0, False, marks=SLOW), pytest.param("during-save", 0, False, marks=SLOW),
+    pytest.param("during-save", 1, False, marks=SLOW), pytest.param("during-save", 0, True, marks=SLOW),
+    pytest.param("sigkill", 0, True, marks=SLOW)])
 def test_full_resume_is_bit_identical(reference, tmp_path, mode, rank, async_save):
     err = interrupt_and_resume(tmp_path / "run", mode, rank=rank, async_save=async_save)
     if mode == "sigkill":  # an asynchronous save of step 10 may still be in flight at the kill: then step 5
@@ -38,6 +41,7 @@ def test_full_resume_is_bit_identical(reference, tmp_path, mode, rank, async_sav
     assert result["skipped_samples"] == result["repeated_samples"] == 0
 
 
+@SLOW
 @pytest.mark.parametrize("resume_mode,skips", [("weights-only", False), ("no-rng", False), ("epoch-start", True)])
 def test_partial_state_diverges(reference, tmp_path, resume_mode, skips):
     interrupt_and_resume(tmp_path / "run", resume_mode=resume_mode)
@@ -46,6 +50,7 @@ def test_partial_state_diverges(reference, tmp_path, resume_mode, skips):
     assert (result["repeated_samples"] > 0) == skips
 
 
+@SLOW
 def test_world_size_change_keeps_sample_order(reference, tmp_path):
     interrupt_and_resume(tmp_path / "run", world_size=1)
     assert "not bit-identically" in (tmp_path / "run" / "logs" / "rank0.log").read_text()
@@ -58,8 +63,11 @@ def test_resume_with_incompatible_config_names_keys(reference, tmp_path):
     import shutil
 
     shutil.copytree(reference, tmp_path / "run")
-    with pytest.raises(RankFailed, match="embed_dim"):
+    log = tmp_path / "run" / "logs" / "rank0.log"
+    before = log.read_text()
+    with pytest.raises(ConfigError, match="embed_dim"):  # refused before any rank starts
         launch(small_cfg(tmp_path / "run", resume="auto", embed_dim=16), quiet=True)
+    assert log.read_text() == before
 
 
 def test_resume_from_damaged_path_is_refused(reference, tmp_path):

@@ -6,7 +6,7 @@ import sys
 import pytest
 
 from course_lib.compare import compare_runs
-from course_lib.launch import free_port, launch
+from course_lib.launch import free_port
 
 from helpers import cfg_args, cli, small_cfg
 
@@ -20,11 +20,12 @@ def train_args(cfg):
     return ["-m", "course_lib", "train", *cfg_args(cfg)]
 
 
-@pytest.fixture(scope="module")
-def reference(tmp_path_factory):
-    run = tmp_path_factory.mktemp("ref") / "run"
-    launch(small_cfg(run), quiet=True)
-    return run
+pytestmark = pytest.mark.slow  # torchrun and the command line in real interpreters: the full suite
+
+
+@pytest.fixture
+def reference(reference_run):
+    return reference_run  # shared by the session (tests/conftest.py)
 
 
 def finish(proc, timeout=180):

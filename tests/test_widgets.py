@@ -8,6 +8,7 @@ import pytest  # noqa: E402
 from course_lib.widgets import InterruptionLab  # noqa: E402
 
 
+@pytest.mark.slow
 def test_lab_full_resume_is_identical_then_weights_only_differs(tmp_path):
     lab = InterruptionLab(tmp_path / "lab", train_limit=1200, run_length=20, save_every_steps=5, eval_limit=100, embed_dim=8)
     lab.run_length.value = 20
@@ -51,6 +52,7 @@ def test_run_length_bounds_the_kill_slider(tmp_path):
     lab.kill_button.click()  # nothing running: a no-op, not an error
 
 
+@pytest.mark.slow
 def test_kill_now_button_sends_a_real_sigkill(tmp_path):
     import time
 

@@ -1,0 +1,57 @@
+"""The random-failure check's arithmetic: the model replayed on a run's own failure times, the
+luck-corrected comparison, and a killed process group counted as gone once it is dead."""
+import itertools
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from course_lib.advisor import Costs, expected_wall, replay_wall
+from course_lib.random_failures import _reap_group, exponential_gaps, summarize
+
+
+def costs(**kw) -> Costs:
+    base = dict(step_seconds=0.5, save_blocking_seconds=1.0, save_write_seconds=1.0, restart_seconds=3.0,
+                finish_seconds=0.5, steps=40, save_every_steps=10, async_save=False, sources={})
+    return Costs(**{**base, **kw})
+
+
+def test_replay_counts_every_cost_once():
+    c = costs()
+    never = itertools.repeat(math.inf)
+    assert replay_wall(10, c, never) == pytest.approx(3.0 + 40 * 0.5 + 4 * 1.0 + 0.5)  # start, work, 4 saves, finish
+    # failure 2 s into the second segment (t = 3 + 6 + 2 = 11): 2 s lost, a restart, the segment again
+    once = iter([11.0, math.inf])
+    assert replay_wall(10, c, once) == pytest.approx(replay_wall(10, c, iter([math.inf])) + 2.0 + 3.0)
+    during_start = iter([1.0, math.inf])  # a failure in the first start costs the time spent and a restart
+    assert replay_wall(10, c, during_start) == pytest.approx(1.0 + replay_wall(10, c, iter([math.inf])))
+
+
+def test_the_check_takes_the_luck_out(monkeypatch):
+    """Runs that behave exactly as the model says give zero error and the model's own optimum,
+    however lucky their draws were; a run that pays an extra second per failure shows up."""
+    c, mtbf = costs(steps=200), 20.0
+    runs = {k: [{"wall_seconds": replay_wall(k, c, exponential_gaps(mtbf, seed=s)), "failures": 1, "steps_redone": 0,
+                 "gap_seed": s} for s in (0, 2)] for k in (2, 8, 32, 128)}
+    study = summarize(c, {"optimum_steps": 8}, runs, mtbf)
+    assert study["max_abs_error"] < 1e-3 and study["all_within_20pct"]
+    best = min((2, 8, 32, 128), key=lambda k: float(expected_wall(k, c, mtbf)))
+    assert study["best_measured_steps"] == best
+    slow = {k: [{**r, "wall_seconds": r["wall_seconds"] * 1.3} for r in rs] for k, rs in runs.items()}
+    assert not summarize(c, {"optimum_steps": 8}, slow, mtbf)["all_within_20pct"]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_killed_group_is_gone_once_dead_not_once_reaped():
+    code = "import subprocess, sys, time; [subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']) for _ in range(2)]; time.sleep(60)"
+    proc = subprocess.Popen([sys.executable, "-c", code], start_new_session=True)
+    time.sleep(0.5)
+    t0 = time.perf_counter()
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    _reap_group(proc.pid)
+    assert time.perf_counter() - t0 < 1.0  # zombies waiting for PID 1 hold no lock and cost no wall time
