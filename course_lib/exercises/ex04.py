@@ -88,6 +88,6 @@ register(Exercise(
             "os.replace(tmp, path): the rename is atomic.", "torch.save(state, path) 写到一半被杀，path 上只剩半个文件。"
             "先写到 path + '.tmp'，再 os.replace(tmp, path)：改名是原子操作。"),
            ("Load with torch.load(path, weights_only=True), then load_state_dict each object, torch.set_rng_state, "
-            "and return the progress dict.", "用 torch.load(path, weights_only=True) 载入，逐个 load_state_dict，"
+            "and return the progress dict.", "用 torch.load(path, weights_only=True) 加载，逐个 load_state_dict，"
             "torch.set_rng_state，最后返回 progress 字典。")],
     solution="course_lib.exercises.solutions.ex04", spawns=True))

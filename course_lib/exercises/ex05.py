@@ -51,23 +51,23 @@ def _check_newest(funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
     want, half = f"model_epoch_{epochs[-2]}.pth", f"model_epoch_{epochs[-1]}.pth"
     if name == want:
         return say(lang, "picked {want}: the newest file that loads ({half} was half-written by a real kill)",
-                   "选中了 {want}：能载入的最新文件（{half} 被真实的 kill 写了一半）", want=want, half=half), {}
+                   "选中了 {want}：能加载的最新文件（{half} 被真实的 kill 写了一半）", want=want, half=half), {}
     as_strings = max(f"model_epoch_{e}.pth" for e in epochs)
     if name == half:
         raise Fail(say(lang, "{half} does not load: a kill came half-way through its save. Try to load each "
                              "candidate, newest first, and skip those that fail (the answer is {want})",
-                       "{half} 无法载入：保存到一半时进程被杀。按从新到旧逐个尝试载入，跳过失败的（正确答案是 {want}）",
+                       "{half} 无法加载：保存到一半时进程被杀。按从新到旧逐个尝试加载，跳过失败的（正确答案是 {want}）",
                        half=half, want=want))
     if name == as_strings:
         raise Fail(say(lang, "'{got}' is the largest name as a string, not the newest: sort by the epoch number "
                              "(int) in the name (the answer is {want})", "'{got}' 只是按字符串排序最大，不是最新的："
                              "应按文件名中的 epoch 数字排序（正确答案是 {want}）", got=name, want=want))
     raise Fail(say(lang, "your function returned {got!r}; the newest checkpoint that loads is {want}",
-                   "你的函数返回了 {got!r}；能载入的最新检查点是 {want}", got=got, want=want))
+                   "你的函数返回了 {got!r}；能加载的最新检查点是 {want}", got=got, want=want))
 
 
 register(Exercise(
-    "05.newest", ("The newest checkpoint that loads", "能载入的最新检查点"), ("newest_checkpoint",), _check_newest,
+    "05.newest", ("The newest checkpoint that loads", "能加载的最新检查点"), ("newest_checkpoint",), _check_newest,
     hints=[("List the files that match model_epoch_<N>.pth and take N from each name.",
             "列出符合 model_epoch_<N>.pth 的文件，从名字里取出 N。"),
            ("sorted() of the names puts 'model_epoch_8.pth' after 'model_epoch_10.pth': sort by int(N).",
@@ -86,9 +86,9 @@ register(Exercise(
             "文件和书里一样，每次保存一个：model_step_<N>.pth，里面有 model_state_dict、optimizer_state_dict、"
             "scheduler_state_dict、rng_state、epoch、step_in_epoch、global_step。"),
            ("Newest first by the number N, not by the name as a string; skip a file that does not load.",
-            "按数字 N 从新到旧，而不是按字符串；跳过载入失败的文件。"),
+            "按数字 N 从新到旧，而不是按字符串；跳过加载失败的文件。"),
            ("Restore all four objects (model, optimizer, scheduler, torch.set_rng_state) and return epoch, "
             "step_in_epoch and global_step: the loop continues from that position. Return None when nothing loads.",
             "恢复全部四样（模型、优化器、调度器、torch.set_rng_state），并返回 epoch、step_in_epoch 和 global_step："
-            "训练循环从这个位置继续。什么都载入不了就返回 None。")],
+            "训练循环从这个位置继续。什么都加载不了就返回 None。")],
     solution="course_lib.exercises.solutions.ex05", spawns=True))

@@ -90,14 +90,14 @@ def _check_file(path: Path, kill_mode: str, step: int, lang: str) -> None:
     except pickle.UnpicklingError as err:
         raise Fail(say(lang, "your checkpoint holds objects that torch.load(weights_only=True) refuses ({err}): save "
                              "state_dict()s, tensors and numbers, not objects", "你的检查点里有 torch.load(weights_only=True) "
-                             "拒绝载入的对象（{err}）：只保存 state_dict()、张量和数字", err=str(err).splitlines()[0][:120])) from None
+                             "拒绝加载的对象（{err}）：只保存 state_dict()、张量和数字", err=str(err).splitlines()[0][:120])) from None
     except Exception as err:
         if kill_mode == "during-save":
             raise Fail(say(lang, "the checkpoint is unreadable after a kill during the save at step {step} ({err}): "
                                  "write to a temporary file and rename it over the old one (os.replace)",
                            "第 {step} 步保存时被杀，检查点就读不出来了（{err}）：先写到临时文件，再用 os.replace 改名覆盖旧文件",
                            step=step, err=type(err).__name__)) from None
-        raise Fail(say(lang, "{name} does not load ({err})", "{name} 无法载入（{err}）", name=path.name,
+        raise Fail(say(lang, "{name} does not load ({err})", "{name} 无法加载（{err}）", name=path.name,
                        err=str(err).splitlines()[0][:120])) from None
 
 
@@ -121,7 +121,7 @@ def scenario(ex_id: str, learner: str | None, workdir: Path, kill_step: int, kil
         context = say(lang, "the newest file, {f}, is half-written (the kill came during its save), and your "
                             "resume_training stopped on it: skip a file that does not load and take the one before. ",
                       "最新的文件 {f} 只写了一半（保存时被杀），你的 resume_training 卡在了它上面："
-                      "跳过载入失败的文件，改用前一个。", f=newest) if exercise == "05" and kill_mode == "during-save" else ""
+                      "跳过加载失败的文件，改用前一个。", f=newest) if exercise == "05" and kill_mode == "during-save" else ""
         raise _learner_failure(run_dir, lang, ex_id, context)
     return judge(reference(exercise), run_dir, exercise, kill_step, kill_mode, lang)
 
@@ -149,7 +149,7 @@ def judge(ref: Path, run_dir: Path, exercise: str, kill_step: int, kill_mode: st
     elif resumed != newest and exercise == "05":
         names = [f"model_step_{k}.pth" for k in range(SAVE_EVERY, newest + 1, SAVE_EVERY)]
         as_strings = int(max(names)[len("model_step_"):-4])
-        problems.append(say(lang, "it resumed from step {r} although step {n} was saved and loads", "虽然第 {n} 步已保存且能载入，"
+        problems.append(say(lang, "it resumed from step {r} although step {n} was saved and loads", "虽然第 {n} 步已保存且能加载，"
                                   "却从第 {r} 步续训", r=resumed, n=newest) + (say(
             lang, ": '{a}' sorts after '{b}' as a string; sort the files by their step number",
             "：按字符串排序 '{a}' 排在 '{b}' 之后；应按步数（数字）排序", a=f"model_step_{as_strings}.pth",
@@ -195,6 +195,6 @@ def check_killed(ex_id: str, funcs: dict, seed: int, lang: str) -> tuple[str, di
               flush=True)
         outcomes.append(scenario(ex_id, learner, workdir, step, mode, lang))
     text = "; ".join(say(lang, "killed ({m}) at step {k}, resumed from step {r}: identical to the run never interrupted",
-                         "第 {k} 步被杀（{m}），从第 {r} 步续训：与不中断的训练完全一致",
+                         "第 {k} 步被杀（{m}），从第 {r} 步续训：与不中断的训练逐位相同",
                          m=o["kill_mode"], k=o["kill_step"], r=o["resumed_from"]) for o in outcomes)
     return text, {"scenarios": outcomes}

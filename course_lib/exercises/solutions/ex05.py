@@ -1,5 +1,5 @@
 """Notebook 05: the chapter's resume_training, grown up: find the newest checkpoint that loads.
-笔记本 05：本章 resume_training 的完整版：找到最新的、能载入的检查点。"""
+笔记本 05：本章 resume_training 的完整版：找到最新的、能加载的检查点。"""
 import os
 import re
 
@@ -35,7 +35,7 @@ def resume_training(run_dir, model, optimizer, scheduler):
 
 def newest_checkpoint(folder):
     # Newest by the epoch number in the name, and only a file that loads.
-    # 按文件名中的 epoch 数字取最新的，而且必须能载入。
+    # 按文件名中的 epoch 数字取最新的，而且必须能加载。
     found = []
     for name in os.listdir(folder):
         match = re.fullmatch(r"model_epoch_(\d+)\.pth", name)
