@@ -147,7 +147,7 @@ QUESTIONS = {
           (("yes, the loss kept falling", "相同，损失一直在下降"),
            ("A falling loss only says training goes on. compare_runs tells exact from plausible: this resume passes "
             "the acceptance test and still parts at step 161.", "损失下降只说明训练还在继续。compare_runs 才能区分"
-            "\"逐位相同\"和\"看起来合理\"：这次续训通过了验收，却在第 161 步分叉。"))]),
+            "\"逐位相同\"和\"看起来合理\"：这次续训通过了验收，却在第 161 步出现分歧。"))]),
         (("A kill comes half-way through writing model_epoch_20.pth. What does the book's resume do?",
           "写 model_epoch_20.pth 到一半时进程被杀。原书的续训会怎样？"),
          [(("it crashes on the half-written file; nothing falls back to model_epoch_10.pth", "在半个文件上崩溃；没有任何代码退回到 model_epoch_10.pth"), None),
