@@ -14,6 +14,7 @@ import json
 import shutil
 import time
 
+import nbformat
 from common import RESULTS, write
 
 from course_lib import edition
@@ -32,6 +33,7 @@ def main() -> None:
         shutil.rmtree(work / lang, ignore_errors=True)
         t0 = time.perf_counter()
         nb = edition.execute(path, cwd=work / lang)
+        nbformat.write(nb, str(work / lang / path.name))  # the executed copy, to read what each cell printed
         parts = [{**p, "read_seconds": round(edition.read_seconds(p), 1), "run_seconds": round(p["run_seconds"], 1)}
                  for p in edition.sections(nb)]
         result[lang][path.name] = {"parts": parts, "wall_seconds": round(time.perf_counter() - t0, 1)}
