@@ -203,3 +203,10 @@ def test_the_notebooks_unfilled_scaffolds_are_found_and_fail_with_a_diagnosis(tm
     for exercise in FAST:
         row = grade_one("new-learner", exercise, found[exercise])
         assert not row["passed"] and row["diagnosis"] and "Traceback" not in row["diagnosis"], row
+
+
+def test_carry_finds_a_module_used_only_inside_a_comprehension(tmp_path):
+    from tests.exercise_answers.wrong05 import resume_no_fallback
+
+    text = write_module({"resume_training": resume_no_fallback}, tmp_path / "m.py").read_text()
+    assert "import re" in text and "def _by_number" in text
