@@ -185,3 +185,28 @@ def test_carry_takes_a_function_defined_in_an_ipython_cell(tmp_path):
     shell.run_cell("def chunk_words(text, size, overlap):\n    return [helper(text)] * SIZE\n")
     module = load_module(write_module({"chunk_words": shell.user_ns["chunk_words"]}, tmp_path / "cell.py"))
     assert module.chunk_words("banana", 1, 0) == ["bbnbnb"] * 3
+
+
+def test_the_notebooks_unfilled_scaffolds_are_found_and_fail_with_a_diagnosis(tmp_path):
+    """The notebooks as a learner receives them, graded: every exercise cell is found by its tag,
+    and an unfilled scaffold gets a diagnosis, not a crash of the check."""
+    import shutil
+
+    from tests.conftest import REPO
+
+    learner = tmp_path / "class" / "new-learner"
+    learner.mkdir(parents=True)
+    for nb in (REPO / "notebooks").glob("0*.ipynb"):
+        shutil.copy(nb, learner)
+    found = find_submissions(tmp_path / "class")["new-learner"]
+    assert sorted(found) == sorted(EXERCISES)
+    for exercise in FAST:
+        row = grade_one("new-learner", exercise, found[exercise])
+        assert not row["passed"] and row["diagnosis"] and "Traceback" not in row["diagnosis"], row
+
+
+def test_carry_finds_a_module_used_only_inside_a_comprehension(tmp_path):
+    from tests.exercise_answers.wrong05 import resume_no_fallback
+
+    text = write_module({"resume_training": resume_no_fallback}, tmp_path / "m.py").read_text()
+    assert "import re" in text and "def _by_number" in text

@@ -63,6 +63,16 @@ def _source(fn, lang: str) -> str:
                               "或把它写进笔记本旁边的 .py 文件", name=name)) from None
 
 
+def _global_names(code: types.CodeType) -> set[str]:
+    """Every name ``code`` may look up globally, nested code included: ``inspect.getclosurevars``
+    misses a module used only inside a comprehension, a lambda or a nested function."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _global_names(const)
+    return names
+
+
 def _is_literal(value) -> bool:
     try:
         return ast.literal_eval(repr(value)) == value
@@ -75,7 +85,7 @@ def _needs(fn, lang: str, done: set, out: list[str]) -> None:
     from .base import say
 
     done.add(fn.__name__)
-    refs = inspect.getclosurevars(fn).globals
+    refs = {name: fn.__globals__[name] for name in sorted(_global_names(fn.__code__)) if name in fn.__globals__}
     for name, value in refs.items():
         if name in done or name in _IN_HEADER:
             continue

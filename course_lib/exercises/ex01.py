@@ -33,6 +33,9 @@ def _check_dedup(funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
     if not isinstance(got, (list, tuple)) or not all(isinstance(i, int) for i in got):
         raise Fail(say(lang, "remove_duplicates must return the indices it keeps (a list of ints), got {t}",
                        "remove_duplicates 应返回保留下来的下标（int 列表），实际返回了 {t}", t=type(got).__name__))
+    if not got:
+        raise Fail(say(lang, "remove_duplicates returned no index: return the indices of the reviews to keep",
+                       "remove_duplicates 没有返回任何下标：请返回要保留的影评下标"))
     kept = set(got)
     exact = [c for c, s in copy_of.items() if corpus[c] == corpus[s]]
     swapped = [c for c, s in copy_of.items() if c in kept and s not in kept]
@@ -79,6 +82,9 @@ def _check_chunk(funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
         want = reference(text, size, overlap)
         if got == want:
             continue
+        if not got or not all(isinstance(c, str) for c in got):
+            raise Fail(say(lang, "chunk_words must return a list of chunks, each a string of words; got {g!r}",
+                           "chunk_words 应返回切块列表，每块是由词组成的字符串；实际得到 {g!r}", g=got[:2] if got else got))
         got_words = [c.split() for c in got]
         if any(len(c) > size for c in got_words):
             raise Fail(say(lang, "review #{r}: a chunk has {n} words, more than size={s}", "影评 #{r}：有一块 {n} 个词，超过了 size={s}",

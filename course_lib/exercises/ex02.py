@@ -27,10 +27,14 @@ def _check_collate(funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
     data, features = _reviews(seed)
     pad = data.info["tokenizer"]["pad_id"]
     got = learner_call("02.collate", lang, funcs["collate"], [dict(f) for f in features], pad)
-    missing = [k for k in ("input_ids", "attention_mask", "label") if k not in got]
+    missing = [k for k in ("input_ids", "attention_mask", "label") if not isinstance(got, dict) or k not in got]
     if missing:
         raise Fail(say(lang, "the batch has no {k}: return a dict with input_ids, attention_mask and label",
                        "批次里没有 {k}：请返回包含 input_ids、attention_mask 和 label 的字典", k=", ".join(missing)))
+    wrong_type = [k for k in ("input_ids", "attention_mask", "label") if not isinstance(got[k], torch.Tensor)]
+    if wrong_type:
+        raise Fail(say(lang, "{k} must be a torch tensor (dtype torch.long), got {t}", "{k} 必须是 torch 张量（dtype torch.long），"
+                             "实际是 {t}", k=wrong_type[0], t=type(got[wrong_type[0]]).__name__))
     ids, mask = got["input_ids"], got["attention_mask"]
     lengths = [len(f["input_ids"]) for f in features]
     want = (len(features), max(lengths))

@@ -116,6 +116,9 @@ def _check_split(funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
     shares = {(e, r): learner_call("03.split", lang, funcs["rank_indices"], N, e, r, WORLD, seed % 1000)
               for e in range(EPOCHS) for r in range(WORLD)}
     sizes = {k: len(v) for k, v in shares.items()}
+    if not all(sizes.values()):
+        raise Fail(say(lang, "rank_indices returned no index for some rank: each rank needs its share of the {n} reviews",
+                       "rank_indices 对某个 Rank 没有返回任何下标：每个 Rank 都需要 {n} 条影评中属于自己的一份", n=N))
     if len(set(sizes.values())) != 1:
         raise Fail(say(lang, "the ranks get different numbers of indices ({sizes}): every rank must take the same "
                              "number, or DDP waits forever for the rank that ran out", "各 Rank 分到的数量不同（{sizes}）："
