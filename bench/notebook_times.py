@@ -31,15 +31,16 @@ def main() -> None:
     result = {lang: dict(old.get(lang, {})) for lang in edition.LANGS}
     work, failed = RESULTS / "tmp" / "notebooks", []
     for lang, path in edition.notebook_paths(a.lang, a.notebooks):
-        shutil.rmtree(work / lang, ignore_errors=True)
+        cwd = work / lang / path.stem  # a folder per notebook (its runs); "zh" in the path keeps the widgets Chinese
+        shutil.rmtree(cwd, ignore_errors=True)
         t0 = time.perf_counter()
         try:
-            nb = edition.execute(path, cwd=work / lang)
+            nb = edition.execute(path, cwd=cwd)
         except CellExecutionError as err:  # the others still get timed; this one is reported, not timed
-            nbformat.write(err.notebook, str(work / lang / path.name))
+            nbformat.write(err.notebook, str(cwd / path.name))
             failed.append(f"{lang}/{path.name}: {str(err).strip().splitlines()[-1][:200]}")
             continue
-        nbformat.write(nb, str(work / lang / path.name))  # the executed copy, to read what each cell printed
+        nbformat.write(nb, str(cwd / path.name))  # the executed copy, to read what each cell printed
         parts = [{**p, "read_seconds": round(edition.read_seconds(p), 1), "run_seconds": round(p["run_seconds"], 1)}
                  for p in edition.sections(nb)]
         result[lang][path.name] = {"parts": parts, "wall_seconds": round(time.perf_counter() - t0, 1)}

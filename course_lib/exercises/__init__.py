@@ -31,6 +31,14 @@ __all__ = ["check", "hint", "solution", "quiz", "solution_of", "EXERCISES", "Res
 _hints_shown: dict[str, int] = {}
 
 
+class Shown(str):
+    """Text a notebook cell shows once, as text (a plain ``str`` would be echoed as its repr,
+    quotes and ``\\n`` included). ``shown`` may be shorter than the string itself."""
+
+    def _ipython_display_(self):
+        print(getattr(self, "shown", str(self)))
+
+
 def _exercise(exercise_id: str):
     if exercise_id not in EXERCISES:
         raise KeyError(f"no exercise {exercise_id!r}; the exercises are {', '.join(sorted(EXERCISES))}")
@@ -44,15 +52,14 @@ def check(exercise_id: str, *functions, seed: int | None = None, lang: str | Non
 
 
 def hint(exercise_id: str, lang: str | None = None) -> str:
-    """The next hint of ``exercise_id`` (one more each call; the last one repeats)."""
+    """The next hint of ``exercise_id`` (one more each call; the last one repeats), shown by the
+    notebook cell that asks for it."""
     ex, lang = _exercise(exercise_id), i18n.resolve(lang)
     shown = min(_hints_shown.get(exercise_id, 0) + 1, len(ex.hints))
     _hints_shown[exercise_id] = shown
     en, zh = ex.hints[shown - 1]
-    text = say(lang, "Hint {k} of {n} ({id}): {h}", "提示 {k}/{n}（{id}）：{h}", k=shown, n=len(ex.hints), id=exercise_id,
-               h=zh if lang == "zh" else en)
-    print(text)
-    return text
+    return Shown(say(lang, "Hint {k} of {n} ({id}): {h}", "提示 {k}/{n}（{id}）：{h}", k=shown, n=len(ex.hints),
+                     id=exercise_id, h=zh if lang == "zh" else en))
 
 
 def solution_of(exercise_id: str) -> tuple:
@@ -63,15 +70,16 @@ def solution_of(exercise_id: str) -> tuple:
 
 
 def solution(exercise_id: str, lang: str | None = None) -> str:
-    """Where the reference solution lives, and its source; it runs through the same check:
+    """Where the reference solution lives, and its source (a notebook shows the functions; the
+    string is the whole module, a runnable answer file); it runs through the same check:
     ``check(id, *solution_of(id))``."""
     ex, lang = _exercise(exercise_id), i18n.resolve(lang)
     module = importlib.import_module(ex.solution)
     with tempfile.TemporaryDirectory() as tmp:  # the functions with what they need, as the checks carry them
         sources = write_module(dict(zip(ex.functions, solution_of(exercise_id))), Path(tmp) / "s.py", lang).read_text()
-    text = say(lang, "# reference solution of {id}: {path}\n# run it through the same check: check('{id}', "
-                     "*solution_of('{id}'))\n\n{src}", "# {id} 的参考答案：{path}\n# 用同一个检查运行它："
-                     "check('{id}', *solution_of('{id}'))\n\n{src}", id=exercise_id, path=inspect.getfile(module),
-               src=sources)
-    print(text)
+    head = say(lang, "# reference solution of {id}: {path}\n# run it through the same check: check('{id}', "
+                     "*solution_of('{id}'))\n\n", "# {id} 的参考答案：{path}\n# 用同一个检查运行它："
+                     "check('{id}', *solution_of('{id}'))\n\n", id=exercise_id, path=inspect.getfile(module))
+    text = Shown(head + sources)  # the whole module: a runnable answer file
+    text.shown = head + "\n\n".join(inspect.getsource(f) for f in solution_of(exercise_id))  # what a reader needs
     return text
