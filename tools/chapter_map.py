@@ -50,7 +50,8 @@ def letter(part: dict) -> str:
 
 
 def minutes(seconds: float) -> str:
-    return f"{max(seconds / 60, 0.5):.0f}" if seconds >= 90 else f"{max(seconds / 60, 0.1):.1f}"
+    """Whole minutes from 90 s on, tenths below (never "0")."""
+    return f"{seconds / 60:.0f}" if seconds >= 90 else f"{max(seconds / 60, 0.1):.1f}"
 
 
 def times_block(parts: list[dict] | None, lang: str) -> str:
@@ -65,18 +66,18 @@ def times_block(parts: list[dict] | None, lang: str) -> str:
     if zh:
         lines = [f"**用时**（双核机器、默认参数实测；阅读时间按每分钟 300 字、每行代码 3 秒估计）：核心路径约 "
                  f"{minutes(read)} 分钟阅读 + {minutes(run)} 分钟运行，合计约 {minutes(read + run)} 分钟"]
-        if ex:
-            lines.append(f"练习与自测：约 {minutes(sum(p['read_seconds'] for p in ex))} 分钟阅读，"
-                         f"另加自己写代码的时间，检查运行 {minutes(sum(p['run_seconds'] for p in ex))} 分钟")
+        if ex:  # their check cells ran on empty answers here: a real check's time is in docs/exercises.md
+            lines.append(f"练习与自测：约 {minutes(sum(p['read_seconds'] for p in ex))} 分钟阅读，另加自己写代码的时间"
+                         "（每个检查几秒到二十秒，见 docs/exercises.md）")
         lines += [f"选读 {letter(p)}：{minutes(p['read_seconds'])} 分钟阅读 + {minutes(p['run_seconds'])} 分钟运行"
                   for p in optional]
         return "；".join(lines) + "。"
     lines = [f"**Time** (measured on 2 cores with the defaults; reading estimated at 180 words a minute and 3 s a "
              f"line of code): core path about {minutes(read)} min to read + {minutes(run)} min to run, "
              f"{minutes(read + run)} min in all"]
-    if ex:
+    if ex:  # their check cells ran on empty answers here: a real check's time is in docs/exercises.md
         lines.append(f"exercises and quiz: about {minutes(sum(p['read_seconds'] for p in ex))} min to read, plus "
-                     f"your own coding, checks {minutes(sum(p['run_seconds'] for p in ex))} min to run")
+                     "writing your code (each check answers in seconds to about 20 s: docs/exercises.md)")
     lines += [f"optional {letter(p)}: {minutes(p['read_seconds'])} min to read + {minutes(p['run_seconds'])} min "
               "to run" for p in optional]
     return "; ".join(lines) + "."
@@ -93,7 +94,7 @@ def core_minutes(parts: list[dict] | None, lang: str) -> str:
 def sections_table(times: dict, lang: str) -> str:
     """Every section of every notebook with its reading and run time (the teacher's guide)."""
     zh = lang == "zh"
-    rows = ["| notebook | 部分 | 类型 | 阅读（分钟） | 运行（分钟） |" if zh else "| notebook | part | kind | read (min) | run (min) |",
+    rows = ["| notebook | 部分 | 类型 | 阅读（分钟） | 运行（秒） |" if zh else "| notebook | part | kind | read (min) | run (s) |",
             "|---|---|---|---|---|"]
     kinds = {"core": ("core", "核心"), "exercises": ("exercises", "练习"), "optional": ("optional", "选读")}
     for number, name in chapter.NOTEBOOKS.items():
@@ -101,7 +102,7 @@ def sections_table(times: dict, lang: str) -> str:
             if part["title"] == "(opening)":
                 continue
             kind = kinds[kind_of(part["title"])][1 if zh else 0]
-            rows.append(f"| {number} | {part['title']} | {kind} | {part['read_seconds'] / 60:.1f} | {part['run_seconds'] / 60:.1f} |")
+            rows.append(f"| {number} | {part['title']} | {kind} | {part['read_seconds'] / 60:.1f} | {part['run_seconds']:.0f} |")
     return "\n".join(rows) if len(rows) > 2 else ("（尚未测量）" if zh else "(not measured yet)")
 
 
