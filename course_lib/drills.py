@@ -57,7 +57,7 @@ def interrupt_and_resume(cfg: TrainConfig, kill_at_step: int | list[int], kill_m
             summary = launch(this, quiet=True, on_start=on_start)
             break
         except RunInterrupted as err:
-            interruptions.append(str(err))
+            interruptions.append(err.describe())  # in the notebook's language
             t_restart, restarted_at = time.perf_counter(), time.time()
     if summary is None:
         raise RuntimeError(f"{cfg.run_dir}: still interrupted after {len(interruptions)} kills: {interruptions[-1]}")

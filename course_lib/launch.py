@@ -59,15 +59,22 @@ class RunInterrupted(RuntimeError):
     """A rank was ended by a signal or exited non-zero (e.g. preempted with SIGTERM)."""
 
     def __init__(self, rank: int, exit_code: int | None, signal_name: str | None, step: int, checkpoint: str | None):
-        if signal_name:
-            how = f"was killed by {signal_name}"
-        elif exit_code == EXIT_PREEMPTED:
-            how = "stopped on SIGTERM after saving a checkpoint"
-        else:
-            how = f"exited with code {exit_code}"
-        super().__init__(f"rank {rank} {how} after step {step}; newest valid checkpoint: {checkpoint or 'none'}. "
-                         "Continue with --resume auto.")
         self.rank, self.exit_code, self.signal_name, self.step, self.checkpoint = rank, exit_code, signal_name, step, checkpoint
+        super().__init__(self.describe("en"))
+
+    def describe(self, lang: str | None = None) -> str:
+        """What happened, in ``lang`` (the notebook's language by default)."""
+        from .i18n import resolve, tr
+
+        lang = resolve(lang)
+        if self.signal_name:
+            how = tr("was killed by {signal}", lang, signal=self.signal_name)
+        elif self.exit_code == EXIT_PREEMPTED:
+            how = tr("stopped on SIGTERM after saving a checkpoint", lang)
+        else:
+            how = tr("exited with code {code}", lang, code=self.exit_code)
+        return tr("rank {rank} {how} after step {step}; newest valid checkpoint: {checkpoint}. Continue with --resume auto.",
+                  lang, rank=self.rank, how=how, step=self.step, checkpoint=self.checkpoint or tr("none", lang))
 
 
 class Reporter:

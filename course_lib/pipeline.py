@@ -13,6 +13,7 @@ from pathlib import Path
 
 from .checkpoint import list_checkpoints
 from .config import TrainConfig
+from .i18n import resolve, tr
 from .launch import RunInterrupted, launch
 from .paths import disposable_run_dir
 from .predict import out_of_domain
@@ -40,20 +41,23 @@ def run_pipeline(run_dir: str = "runs/pipeline", quick: bool = False, interrupt:
         shutil.rmtree(run_dir)  # the pipeline's own folder: every run starts clean
     say = (lambda *a: None) if quiet else print
 
-    say("== Stations 1+2: IMDB -> clean, exact + near-duplicate dedup, split, WordPiece tokens")
+    lang = resolve(None)  # the notebook's language, English on the command line
+    say(tr("== Stations 1+2: IMDB -> clean, exact + near-duplicate dedup, split, WordPiece tokens", lang))
     data = prepare_for(cfg, progress=not quiet)
     info = data.info
     prov = info["provenance"]
-    say(f"   source {prov['source']}: {prov['raw_reviews']} reviews, {prov['exact_duplicates_removed']} exact "
-        f"duplicates removed, {info.get('near_dup', {}).get('train_dropped', 0)} near-duplicates dropped from train, "
-        f"{info.get('near_dup', {}).get('test_leaks_dropped', 0)} train/test leaks dropped from test")
-    say(f"   train {info['train']} / held-out {info['test']} reviews, {len(data.train.tokens):,} training tokens "
-        f"(cache {info['cache']})")
+    near = info.get("near_dup", {})
+    say(tr("   source {source}: {raw} reviews, {exact} exact duplicates removed, {near} near-duplicates dropped from "
+           "train, {leaks} train/test leaks dropped from test", lang, source=prov["source"], raw=prov["raw_reviews"],
+           exact=prov["exact_duplicates_removed"], near=near.get("train_dropped", 0), leaks=near.get("test_leaks_dropped", 0)))
+    say(tr("   train {train} / held-out {test} reviews, {tokens:,} training tokens (cache {cache})", lang,
+           train=info["train"], test=info["test"], tokens=len(data.train.tokens), cache=tr(info["cache"], lang)))
 
     total = cfg.planned_steps(info["train"] // cfg.global_batch_size)
     kill_at = max(2, int(total * 0.55)) if interrupt else 0
-    say(f"== Stations 3+4: {cfg.world_size}-rank DDP training ({cfg.model}, {total} steps, checkpoint every "
-        f"{cfg.save_every_steps} steps, TensorBoard in {run_dir}/tb)")
+    say(tr("== Stations 3+4: {ranks}-rank DDP training ({model}, {steps} steps, checkpoint every {every} steps, "
+           "TensorBoard in {tb})", lang, ranks=cfg.world_size, model=cfg.model, steps=total, every=cfg.save_every_steps,
+           tb=f"{run_dir}/tb"))
     first = cfg.replace(kill_at_step=kill_at, kill_rank=cfg.world_size - 1, kill_mode="sigkill")
     interruption = None
     try:
@@ -61,8 +65,8 @@ def run_pipeline(run_dir: str = "runs/pipeline", quick: bool = False, interrupt:
     except RunInterrupted as err:
         interruption = {"rank": err.rank, "signal": err.signal_name, "code": err.exit_code, "step": err.step,
                         "checkpoint": err.checkpoint}
-        say(f"== Station 5: {err}")
-        say("   resuming automatically from the newest valid checkpoint ...")
+        say(tr("== Station 5: {what}", lang, what=err.describe(lang)))
+        say(tr("   resuming automatically from the newest valid checkpoint ...", lang))
         summary = launch(cfg.replace(resume="auto"), quiet=quiet)
 
     ood = out_of_domain(run_dir)  # how far it carries: critics' one-line snippets, not IMDB reviews
@@ -82,23 +86,22 @@ def run_pipeline(run_dir: str = "runs/pipeline", quick: bool = False, interrupt:
     }
     summary["pipeline"] = report
     (Path(run_dir) / "final" / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
-    say(f"== Done in {report['wall_seconds']} s: held-out accuracy {report['held_out_accuracy']:.2%} on "
-        f"{report['held_out_reviews']} reviews (out of domain: {ood['accuracy']:.2%} on {ood['count']:,} Rotten "
-        f"Tomatoes sentences); resumed from step {report['resumed_from_step']}; "
-        f"summary in {run_dir}/final/summary.json")
+    say(tr("== Done in {s} s: held-out accuracy {acc:.2%} on {n} reviews (out of domain: {ood:.2%} on {m:,} Rotten "
+           "Tomatoes sentences); resumed from step {r}; summary in {path}", lang, s=report["wall_seconds"],
+           acc=report["held_out_accuracy"], n=report["held_out_reviews"], ood=ood["accuracy"], m=ood["count"],
+           r=report["resumed_from_step"], path=f"{run_dir}/final/summary.json"))
     return summary
 
 
 def report_table(summary: dict, lang: str | None = None):
     """The main job's report (``summary["pipeline"]``) as one table a learner reads."""
-    from .i18n import resolve, tr
     from .tables import facts
 
     lang = resolve(lang)
     p = summary["pipeline"]
     hit = p["interruption"]
     rows = {
-        "held-out accuracy": f"{p['held_out_accuracy']:.2%} ({p['held_out_reviews']:,} {tr('reviews', lang)})",
+        "held-out accuracy": tr("{acc:.2%} on {n:,} reviews", lang, acc=p["held_out_accuracy"], n=p["held_out_reviews"]),
         "out-of-domain accuracy": f"{p['out_of_domain_accuracy']:.2%} ({p['out_of_domain_reviews']:,} Rotten Tomatoes)",
         "training reviews": f"{p['train_reviews']:,}",
         "optimizer steps": p["steps"],

@@ -25,6 +25,8 @@ def _value(value, lang: str):
         return round(value, 4)
     if isinstance(value, (list, tuple)):
         return ", ".join(str(_value(v, lang)) for v in value)
+    if isinstance(value, str):
+        return tr(value, lang)  # a word such as "hit" has its Chinese; other text stays as it is
     return value
 
 
