@@ -8,17 +8,10 @@ from pathlib import Path
 import papermill as pm
 import pytest
 
+from course_lib.edition import SMALL  # one set of small parameters, shared with the HTML edition
+
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 ZH = NOTEBOOKS / "zh"
-SMALL = {
-    "01_data_cleaning_dedup.ipynb": {"LIMIT": 2000, "PLANTED": 50},
-    "02_tokenization.ipynb": {"N_REVIEWS": 600, "OWN_VOCAB": 1000},
-    "03_ddp_launch.ipynb": {"TRAIN_LIMIT": 1200, "EPOCHS": 1, "SCALING_STEPS": 6},
-    "04_monitoring_checkpoints.ipynb": {"TRAIN_LIMIT": 1200, "SAVE_EVERY": 5, "START_TENSORBOARD": False,
-                                        "DRILL_STEPS": 80, "DRILL_MTBF": 10.0, "DRILL_INTERVALS": [20]},
-    "05_interruption_resume.ipynb": {"TRAIN_LIMIT": 1200, "KILL_AT": 12, "SAVE_EVERY": 5, "CAPSTONE_QUICK": True,
-                                     "MODES": ["weights-only"]},  # "full" is the lab's; the acceptance test's point
-}
 
 
 def browser_runs_notebook_05() -> bool:
