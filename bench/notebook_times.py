@@ -14,7 +14,9 @@ import json
 import shutil
 import time
 
+import nbformat
 from common import RESULTS, write
+from nbclient.exceptions import CellExecutionError
 
 from course_lib import edition
 
@@ -27,16 +29,25 @@ def main() -> None:
     old = json.loads((RESULTS / "notebook_times.json").read_text()).get("notebooks", {}) \
         if (RESULTS / "notebook_times.json").exists() else {}
     result = {lang: dict(old.get(lang, {})) for lang in edition.LANGS}
-    work = RESULTS / "tmp" / "notebooks"
+    work, failed = RESULTS / "tmp" / "notebooks", []
     for lang, path in edition.notebook_paths(a.lang, a.notebooks):
-        shutil.rmtree(work / lang, ignore_errors=True)
+        cwd = work / lang / path.stem  # a folder per notebook (its runs); "zh" in the path keeps the widgets Chinese
+        shutil.rmtree(cwd, ignore_errors=True)
         t0 = time.perf_counter()
-        nb = edition.execute(path, cwd=work / lang)
+        try:
+            nb = edition.execute(path, cwd=cwd)
+        except CellExecutionError as err:  # the others still get timed; this one is reported, not timed
+            nbformat.write(err.notebook, str(cwd / path.name))
+            failed.append(f"{lang}/{path.name}: {str(err).strip().splitlines()[-1][:200]}")
+            continue
+        nbformat.write(nb, str(cwd / path.name))  # the executed copy, to read what each cell printed
         parts = [{**p, "read_seconds": round(edition.read_seconds(p), 1), "run_seconds": round(p["run_seconds"], 1)}
                  for p in edition.sections(nb)]
         result[lang][path.name] = {"parts": parts, "wall_seconds": round(time.perf_counter() - t0, 1)}
         print(f"{lang}/{path.name}: {result[lang][path.name]['wall_seconds']} s", flush=True)
     write("notebook_times", {"notebooks": result, "method": edition.read_seconds.__doc__.split("\n")[0]})
+    if failed:
+        raise SystemExit("failed (not timed): " + "; ".join(failed))
 
 
 if __name__ == "__main__":

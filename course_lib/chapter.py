@@ -55,7 +55,7 @@ CLAIMS = (
     Claim("11.1", "cut long texts into short pieces, by sentence or by fixed length",
           "长文本按句子或固定长度切成短片段", "01", "s5", "run"),
     Claim("11.1", "label with simple rules: \"Machine learning ...\" -> Technology",
-          "用简单规则打标签：「Machine learning…」→ Technology", "01", "s6", "run"),
+          "用简单规则标注：「Machine learning…」→ Technology", "01", "s6", "run"),
     Claim("11.1", "BERT uses WordPiece, GPT-2 uses BPE; both return token ids",
           "BERT 用 WordPiece，GPT-2 用 BPE，两者都返回编号串", "02", "s1", "run"),
     Claim("11.1", "WordPiece splits \"unbelievable\" into pieces such as un + believ + able",
@@ -85,7 +85,7 @@ CLAIMS = (
     Claim("11.3", "(not covered) a crash in the middle of writing a checkpoint",
           "（未覆盖）写检查点写到一半时崩溃", "04", "s4", "beyond"),
     Claim("11.4", "save a `.pth` every 10 epochs; after an interruption load model and optimizer and continue "
-          "from the saved epoch", "每 10 个 epoch 存一个 .pth；中断后载入模型与优化器状态，从断开的 epoch 继续",
+          "from the saved epoch", "每 10 个 epoch 存一个 .pth；中断后加载模型与优化器状态，从断开的 epoch 继续",
           "05", "s1", "run"),
     Claim("11.4", "\"starting from epoch 10 with loss 0.4208\", then a lower loss in epoch 11: the resume is seamless",
           "恢复时打印「starting from epoch 10 with loss 0.4208」，随后 Epoch 11 损失更低，衔接无缝", "05", "s1", "run"),

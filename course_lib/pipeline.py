@@ -59,7 +59,8 @@ def run_pipeline(run_dir: str = "runs/pipeline", quick: bool = False, interrupt:
     try:
         summary = launch(first, quiet=quiet)
     except RunInterrupted as err:
-        interruption = {"rank": err.rank, "signal": err.signal_name, "step": err.step, "checkpoint": err.checkpoint}
+        interruption = {"rank": err.rank, "signal": err.signal_name, "code": err.exit_code, "step": err.step,
+                        "checkpoint": err.checkpoint}
         say(f"== Station 5: {err}")
         say("   resuming automatically from the newest valid checkpoint ...")
         summary = launch(cfg.replace(resume="auto"), quiet=quiet)
@@ -101,7 +102,8 @@ def report_table(summary: dict, lang: str | None = None):
         "out-of-domain accuracy": f"{p['out_of_domain_accuracy']:.2%} ({p['out_of_domain_reviews']:,} Rotten Tomatoes)",
         "training reviews": f"{p['train_reviews']:,}",
         "optimizer steps": p["steps"],
-        "interrupted": tr("rank {rank} {signal} after step {step}", lang, **hit) if hit else tr("no", lang),
+        "interrupted": tr("no", lang) if not hit else tr("rank {rank} killed by {signal} after step {step}", lang, **hit)
+        if hit["signal"] else tr("rank {rank} exited with code {code} after step {step}", lang, **hit),
         "resumed from step": p["resumed_from_step"],
         "checkpoints on disk": ", ".join(p["checkpoints_on_disk"]),
         "wall time (s)": p["wall_seconds"],

@@ -80,7 +80,7 @@ def throughput_table(runs: dict[str, str | Path], lang: str | None = None):
     from .i18n import resolve, tr
 
     lang = resolve(lang)
-    rates = {name: ledger_samples_per_s(d) for name, d in runs.items()}
+    rates = {tr(name, lang): ledger_samples_per_s(d) for name, d in runs.items()}
     first = next(iter(rates.values()))
     return pd.DataFrame({tr("samples/s", lang): {k: round(v, 1) for k, v in rates.items()},
                          tr("vs the first", lang): {k: f"{v / first:.2f}x" for k, v in rates.items()}})

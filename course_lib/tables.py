@@ -23,14 +23,16 @@ def _value(value, lang: str):
         return tr("none", lang)
     if isinstance(value, float):
         return round(value, 4)
+    if isinstance(value, (list, tuple)):
+        return ", ".join(str(_value(v, lang)) for v in value)
     return value
 
 
 def facts(values: dict, lang: str | None = None, skip: tuple[str, ...] = ()) -> pd.DataFrame:
-    """A flat ``dict`` as a two-column table (nested values and ``skip`` keys left out)."""
+    """A flat ``dict`` as a two-column table (nested dicts and ``skip`` keys left out, lists
+    joined)."""
     lang = resolve(lang)
-    rows = [(_label(k, lang), _value(v, lang)) for k, v in values.items()
-            if k not in skip and not isinstance(v, (dict, list))]
+    rows = [(_label(k, lang), _value(v, lang)) for k, v in values.items() if k not in skip and not isinstance(v, dict)]
     frame = pd.DataFrame(rows, columns=[tr("what", lang), tr("value", lang)], dtype=object)  # 1600, not 1600.0
     return frame.set_index(tr("what", lang))
 

@@ -224,7 +224,7 @@ def compare_vocabularies(tokenizers: dict, texts: list[str], lang: str | None = 
         unk = tok.unk_token_id
         out[name] = {tr("vocabulary", lang): len(tok), tr("tokens per review", lang): round(len(ids) / max(len(texts), 1), 1),
                      tr("unknown-token rate", lang): sum(i == unk for i in ids) / max(len(ids), 1) if unk is not None else 0.0}
-    return pd.DataFrame.from_dict(out, orient="index")
+    return pd.DataFrame.from_dict({tr(k, lang): v for k, v in out.items()}, orient="index")
 
 
 def pieces_table(tokenizers: dict, words: list[str], lang: str | None = None):
@@ -235,5 +235,6 @@ def pieces_table(tokenizers: dict, words: list[str], lang: str | None = None):
 
     from .i18n import resolve, tr
 
-    return pd.DataFrame({name: [" · ".join(tok.tokenize(w)) for w in words] for name, tok in tokenizers.items()},
-                        index=pd.Index(words, name=tr("text", resolve(lang))))
+    lang = resolve(lang)
+    return pd.DataFrame({tr(name, lang): [" · ".join(tok.tokenize(w)) for w in words] for name, tok in tokenizers.items()},
+                        index=pd.Index(words, name=tr("text", lang)))

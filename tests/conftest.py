@@ -36,3 +36,32 @@ def reference_run(tmp_path_factory, _cache):
     run = tmp_path_factory.mktemp("reference") / "run"
     launch(small_cfg(run), quiet=True)
     return run
+
+
+# ---------------------------------------------------------------- grading learners' exercises
+def pytest_addoption(parser):
+    group = parser.getgroup("exercises", "grading learners' exercise submissions (docs/exercises.md)")
+    group.addoption("--exercises", metavar="DIR", default=None,
+                    help="grade every learner's submissions in DIR: one test per learner and exercise")
+    group.addoption("--exercises-json", metavar="PATH", default="exercises-summary.json",
+                    help="where the JSON summary of the grading goes (default: ./exercises-summary.json)")
+    group.addoption("--exercises-seed", metavar="N", type=int, default=0,
+                    help="the grader's seed: every learner meets the same kills (default 0)")
+
+
+def pytest_configure(config):
+    config.exercise_rows = []
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    rows = getattr(config, "exercise_rows", [])
+    if not config.getoption("--exercises") or not rows:
+        return
+    from course_lib.exercises.grading import write_summary
+
+    terminalreporter.section("exercises")
+    for r in rows:
+        first = r["diagnosis"].splitlines()[0] if r["diagnosis"] else ""
+        terminalreporter.line(f"{r['learner']:<16} {r['exercise']:<11} {'PASS' if r['passed'] else 'FAIL'}  {first}")
+    path = write_summary(rows, config.getoption("--exercises-json"))
+    terminalreporter.line(f"summary: {path}")

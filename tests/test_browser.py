@@ -18,6 +18,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from course_lib.i18n import tr
+
 from course_lib.launch import free_port
 from test_notebooks import SMALL, ZH
 
@@ -146,9 +148,9 @@ def test_chinese_notebook_05_and_the_lab_in_jupyterlab(chromium, lab_server, tmp
     assert page.get_by_text("断点续训").count() > 0, "the Chinese prose did not render"
     # the chapter's acceptance test passes for the amnesiac resume too (compare is what tells them apart)
     assert page.get_by_text("'passes': True").count() > 0 and page.get_by_text("'passes': False").count() == 0
-    lab = page.locator(".jp-OutputArea-output .widget-vbox").filter(has=page.locator("button", has_text="立即中断")).first
+    lab = page.locator(".jp-OutputArea-output .widget-vbox").filter(has=page.locator("button", has_text=tr("kill now", "zh"))).first
     lab.wait_for(timeout=30_000)
-    run = lab.locator("button.jupyter-button", has_text="运行")
+    run = lab.locator("button.jupyter-button", has_text=tr("Run", "zh"))
     assert run.is_enabled()
     assert lab.locator("img").count() == 1, "the lab's figure from the Run-All click is missing"
     lab.locator("img").evaluate("img => img.dataset.old = '1'")
@@ -159,7 +161,7 @@ def test_chinese_notebook_05_and_the_lab_in_jupyterlab(chromium, lab_server, tmp
     _wait(lambda: not run.is_enabled(), 30, "the lab to start")
     _wait(lambda: run.is_enabled() and lab.locator("img:not([data-old])").count() == 1, 300,
           "the lab's new figure", page, tmp_path / "lab_timeout.png")
-    assert "不一致" in lab.locator(".widget-html").first.inner_text()  # "different"
+    assert tr("different", "zh") in lab.locator(".widget-html").first.inner_text()
     lab.scroll_into_view_if_needed()
     assert _save_shot(lab, "lab.png", tmp_path).stat().st_size > 10_000
 

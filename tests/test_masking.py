@@ -10,8 +10,13 @@ def prepared():
     return prepare.prepare_imdb(limit=1500, max_length=512, progress=False)
 
 
-def test_answers_with_the_mask_ignore_padding_and_without_it_do_not(prepared):
-    table = masking.why_the_mask_matters(prepared, n=16, lang="en").reset_index()
+@pytest.fixture(scope="module")
+def model(prepared):
+    return masking.train_quickly(prepared, epochs=2)
+
+
+def test_answers_with_the_mask_ignore_padding_and_without_it_do_not(prepared, model):
+    table = masking.why_the_mask_matters(prepared, model, n=16, lang="en").reset_index()
     used = table[table["mask"] == "used"]
     ignored = table[table["mask"] == "ignored (all ones)"]
     assert list(used["same answer as alone"]) == ["16/16", "16/16"]
@@ -20,7 +25,6 @@ def test_answers_with_the_mask_ignore_padding_and_without_it_do_not(prepared):
     assert all(float(x) > 1e-3 for x in ignored["largest change in P(positive)"])
 
 
-def test_the_chinese_table_speaks_chinese(prepared):
-    model = masking.train_quickly(prepared, epochs=1)
+def test_the_chinese_table_speaks_chinese(prepared, model):
     table = masking.why_the_mask_matters(prepared, model, n=8, lang="zh")
-    assert "与单独打分时判断相同" in table.columns and "注意力掩码" in table.index.names
+    assert "与单独打分时的判断相同" in table.columns and "注意力掩码" in table.index.names

@@ -29,34 +29,6 @@ from .run import DATA_LIMIT, checkpoints, run_book
 
 STEPS_PER_EPOCH = 16  # the chapter's: 1,024 reviews / 2 ranks / 32 per step
 
-ZH = {
-    "the book, never interrupted": "原书代码，不中断",
-    "the book, killed at step {k}, resume_training('{f}')": "原书代码，第 {k} 步被杀，resume_training('{f}')",
-    "the kit, killed at step {k}, --resume auto": "本套件，第 {k} 步被杀，--resume auto",
-    "identical to its run never interrupted": "与不中断的同一训练完全一致",
-    "first divergent step": "第一个出现分歧的步",
-    "resumed from step": "从第几步续训",
-    "steps lost and redone": "丢失并重做的步数",
-    "samples skipped / repeated": "跳过 / 重复的样本",
-    "largest loss difference": "最大损失差",
-    "the chapter's acceptance test": "本章的验收标准",
-    "passes ({after:.4f} < {before:.4f})": "通过（{after:.4f} < {before:.4f}）",
-    "fails ({after:.4f} >= {before:.4f})": "未通过（{after:.4f} >= {before:.4f}）",
-    "reference": "参照", "yes": "是", "no": "否", "none": "无",
-    "on disk after the kill": "被杀之后磁盘上的文件",
-    "the resume": "续训",
-    "the book, killed while saving epoch {n}": "原书代码，保存第 {n} 个 epoch 时被杀",
-    "the kit, killed while saving step {s}": "本套件，保存第 {s} 步时被杀",
-    "loads": "可以载入", "unreadable": "无法读取",
-    "resume_training('{f}') crashed: {err}": "resume_training('{f}') 崩溃：{err}",
-    "--resume auto continued from step {s}": "--resume auto 从第 {s} 步继续",
-    "- (the run cannot continue)": "-（训练无法继续）",
-}
-
-
-def _t(text: str, lang: str, **values) -> str:
-    out = ZH.get(text, text) if lang == "zh" else text
-    return out.format(**values) if values else out
 
 
 def _kit_config(run_dir: Path, epochs: int, save_interval: int) -> TrainConfig:
@@ -75,22 +47,22 @@ def _book_acceptance(run_dir: Path, epoch: int) -> tuple[float, float]:
 
 
 def _row(lang: str, cmp: dict | None, resumed: int | None, redone: int | None, accept: tuple | None) -> dict:
-    yes, no = _t("yes", lang), _t("no", lang)
-    verdict = "-" if accept is None else _t("passes ({after:.4f} < {before:.4f})" if accept[0] < accept[1]
+    yes, no = i18n.tr("yes", lang), i18n.tr("no", lang)
+    verdict = "-" if accept is None else i18n.tr("passes ({after:.4f} < {before:.4f})" if accept[0] < accept[1]
                                             else "fails ({after:.4f} >= {before:.4f})", lang,
                                             after=accept[0], before=accept[1])
     if cmp is None:
-        return {_t("identical to its run never interrupted", lang): _t("reference", lang),
-                _t("first divergent step", lang): "-", _t("resumed from step", lang): "-",
-                _t("steps lost and redone", lang): 0, _t("samples skipped / repeated", lang): "-",
-                _t("largest loss difference", lang): "-", _t("the chapter's acceptance test", lang): verdict}
+        return {i18n.tr("identical to its run never interrupted", lang): i18n.tr("reference", lang),
+                i18n.tr("first divergent step", lang): "-", i18n.tr("resumed from step", lang): "-",
+                i18n.tr("steps lost and redone", lang): 0, i18n.tr("samples skipped / repeated", lang): "-",
+                i18n.tr("largest loss difference", lang): "-", i18n.tr("the chapter's acceptance test", lang): verdict}
     first = cmp["first_divergent_step"]
-    return {_t("identical to its run never interrupted", lang): yes if cmp["identical"] else no,
-            _t("first divergent step", lang): _t("none", lang) if first is None else first,
-            _t("resumed from step", lang): resumed, _t("steps lost and redone", lang): redone,
-            _t("samples skipped / repeated", lang): f"{cmp['skipped_samples']} / {cmp['repeated_samples']}",
-            _t("largest loss difference", lang): f"{cmp['max_loss_diff']:.3g}",
-            _t("the chapter's acceptance test", lang): verdict}
+    return {i18n.tr("identical to its run never interrupted", lang): yes if cmp["identical"] else no,
+            i18n.tr("first divergent step", lang): i18n.tr("none", lang) if first is None else first,
+            i18n.tr("resumed from step", lang): resumed, i18n.tr("steps lost and redone", lang): redone,
+            i18n.tr("samples skipped / repeated", lang): f"{cmp['skipped_samples']} / {cmp['repeated_samples']}",
+            i18n.tr("largest loss difference", lang): f"{cmp['max_loss_diff']:.3g}",
+            i18n.tr("the chapter's acceptance test", lang): verdict}
 
 
 def _say(i: int, n: int, what: str, t0: float) -> None:
@@ -117,25 +89,25 @@ def what_the_book_loses(workdir: str | Path, epochs: int = 12, save_interval: in
     t0 = time.perf_counter()
     book_ref, book_run = workdir / "book-reference", workdir / "book-killed"
     run_book(book_ref, epochs, save_interval, dropout=dropout, show="none")
-    _say(1, 4, _t("the book, never interrupted", lang), t0)
+    _say(1, 4, i18n.tr("the book, never interrupted", lang), t0)
     run_book(book_run, epochs, save_interval, kill_at_step=kill_at_step, kill_rank=kill_rank, dropout=dropout, show="none")
     run_book(book_run, epochs, save_interval, resume=ckpt_name, dropout=dropout, show="none")
-    _say(2, 4, _t("the book, killed at step {k}, resume_training('{f}')", lang, k=kill_at_step, f=ckpt_name), t0)
+    _say(2, 4, i18n.tr("the book, killed at step {k}, resume_training('{f}')", lang, k=kill_at_step, f=ckpt_name), t0)
     kit = _kit_config(workdir / f"kit-reference-e{epochs}-s{save_interval}", epochs, save_interval).replace(dropout=dropout)
     ensure_reference(kit)
-    _say(3, 4, "the kit, never interrupted", t0)
+    _say(3, 4, i18n.tr("the kit, never interrupted", lang), t0)
     kit_run = kit.replace(run_dir=str(workdir / "kit-killed"))
     drill = interrupt_and_resume(kit_run, kill_at_step, kill_rank=kill_rank)
-    _say(4, 4, _t("the kit, killed at step {k}, --resume auto", lang, k=kill_at_step), t0)
+    _say(4, 4, i18n.tr("the kit, killed at step {k}, --resume auto", lang, k=kill_at_step), t0)
 
     book_cmp, kit_cmp = compare_runs(book_ref, book_run), compare_runs(kit.run_dir, kit_run.run_dir)
     kit_accept = acceptance_test(kit_run.run_dir)
     rows = {
-        _t("the book, never interrupted", lang): _row(lang, None, None, None, None),
-        _t("the book, killed at step {k}, resume_training('{f}')", lang, k=kill_at_step, f=ckpt_name):
+        i18n.tr("the book, never interrupted", lang): _row(lang, None, None, None, None),
+        i18n.tr("the book, killed at step {k}, resume_training('{f}')", lang, k=kill_at_step, f=ckpt_name):
             _row(lang, book_cmp, saved_epoch * STEPS_PER_EPOCH, sum(steps_redone(book_run).values()),
                  _book_acceptance(book_run, saved_epoch)),
-        _t("the kit, killed at step {k}, --resume auto", lang, k=kill_at_step):
+        i18n.tr("the kit, killed at step {k}, --resume auto", lang, k=kill_at_step):
             _row(lang, kit_cmp, drill["resumed_from"], drill["steps_redone"],
                  (kit_accept["first_epoch_after_loss"], kit_accept["checkpoint_loss"])),
     }
@@ -173,14 +145,14 @@ def crash_during_save(workdir: str | Path, epochs: int = 6, save_interval: int =
     book_dir, name = workdir / "book-save-killed", f"model_epoch_{kill_epoch}.pth"
     run_book(book_dir, epochs, save_interval, kill_during_save=kill_epoch, show="none")
     files = {f: _loads(book_dir / f) for f in checkpoints(book_dir)}
-    on_disk = ", ".join(f"{f} ({_t('loads', lang) if state == 'loads' else _t('unreadable', lang) + ': ' + state})"
+    on_disk = ", ".join(f"{f} ({i18n.tr('loads', lang) if state == 'loads' else i18n.tr('unreadable', lang) + ': ' + state})"
                         for f, state in files.items())
     try:
         run_book(book_dir, epochs, save_interval, resume=name, show="none")
-        book_resume = "resumed (unexpected)"
+        book_resume = i18n.tr("resumed (unexpected)", lang)
     except RankFailed as failure:
-        book_resume = _t("resume_training('{f}') crashed: {err}", lang, f=name, err=_last_error(failure))
-    _say(1, 2, _t("the book, killed while saving epoch {n}", lang, n=kill_epoch), t0)
+        book_resume = i18n.tr("resume_training('{f}') crashed: {err}", lang, f=name, err=_last_error(failure))
+    _say(1, 2, i18n.tr("the book, killed while saving epoch {n}", lang, n=kill_epoch), t0)
 
     kit = _kit_config(workdir / f"kit-reference-e{epochs}-s{save_interval}", epochs, save_interval)
     ensure_reference(kit)
@@ -191,19 +163,20 @@ def crash_during_save(workdir: str | Path, epochs: int = 6, save_interval: int =
     except RunInterrupted:
         pass
     root = Path(kit_run.run_dir) / "checkpoints"
-    kit_disk = ", ".join([f"{p.name} ({'valid' if verify(p)[0] else verify(p)[1]})" for p in list_checkpoints(kit_run.run_dir)]
-                         + [f"{p.name} (not a checkpoint: never committed)" for p in sorted(root.glob(".tmp-*"))])
+    kit_disk = ", ".join([f"{p.name} ({i18n.tr('valid', lang) if verify(p)[0] else verify(p)[1]})"
+                          for p in list_checkpoints(kit_run.run_dir)]
+                         + [f"{p.name} ({i18n.tr('not a checkpoint: never committed', lang)})" for p in sorted(root.glob(".tmp-*"))])
     summary = launch(kit_run.replace(resume="auto"), quiet=True)
     cmp = compare_runs(kit.run_dir, kit_run.run_dir)
-    _say(2, 2, _t("the kit, killed while saving step {s}", lang, s=step), t0)
+    _say(2, 2, i18n.tr("the kit, killed while saving step {s}", lang, s=step), t0)
     rows = {
-        _t("the book, killed while saving epoch {n}", lang, n=kill_epoch): {
-            _t("on disk after the kill", lang): on_disk, _t("the resume", lang): book_resume,
-            _t("identical to its run never interrupted", lang): _t("- (the run cannot continue)", lang)},
-        _t("the kit, killed while saving step {s}", lang, s=step): {
-            _t("on disk after the kill", lang): kit_disk,
-            _t("the resume", lang): _t("--resume auto continued from step {s}", lang, s=summary["resumed_from"]),
-            _t("identical to its run never interrupted", lang): _t("yes" if cmp["identical"] else "no", lang)},
+        i18n.tr("the book, killed while saving epoch {n}", lang, n=kill_epoch): {
+            i18n.tr("on disk after the kill", lang): on_disk, i18n.tr("the resume", lang): book_resume,
+            i18n.tr("identical to its run never interrupted", lang): i18n.tr("- (the run cannot continue)", lang)},
+        i18n.tr("the kit, killed while saving step {s}", lang, s=step): {
+            i18n.tr("on disk after the kill", lang): kit_disk,
+            i18n.tr("the resume", lang): i18n.tr("--resume auto continued from step {s}", lang, s=summary["resumed_from"]),
+            i18n.tr("identical to its run never interrupted", lang): i18n.tr("yes" if cmp["identical"] else "no", lang)},
     }
     df = pd.DataFrame.from_dict(rows, orient="index")
     df.attrs = {"book_files": files,

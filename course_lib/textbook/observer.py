@@ -50,6 +50,7 @@ class Observer:
         self.ledger.write({"step": self.step, "epoch": epoch, "loss": loss,
                            "global_loss": sum(l for l, _ in shares) / self.world_size,
                            "samples": sample_digest(batch_ids), "sample_ids": batch["id"].tolist(),
+                           "grad_norm": None,  # the book's loop computes none (consistency reads the key)
                            "batch_ids": batch_ids, "attempt": self.attempt, "time": time.time()})
         self.faults.before_step(self.step + 1)
 

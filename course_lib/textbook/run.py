@@ -47,6 +47,8 @@ class BookSettings:
     kill_at_step: list = field(default_factory=list)  # the kit's fault plan (see course_lib.faults)
     kill_rank: list = field(default_factory=lambda: [1])
     kill_mode: list = field(default_factory=lambda: ["sigkill"])
+    worker: str | None = None  # another worker instead of the book's: "package.module:function" or a .py file's train
+    learner: str | None = None  # a module file of a learner's functions, for a kit worker that uses them
 
 
 @dataclass
@@ -62,16 +64,13 @@ class BookRun:
     seconds: float
 
     def table(self, lang: str | None = None) -> pd.DataFrame:
-        zh = i18n.resolve(lang) == "zh"
+        lang = i18n.resolve(lang)
         files = ", ".join(f"{name} ({size / 1024:.0f} kB)" for name, size in self.checkpoints.items()) or "-"
-        rows = {("运行目录" if zh else "run directory"): self.run_dir,
-                ("第几次启动" if zh else "attempt"): self.attempt,
-                ("已完成的步数" if zh else "steps done"): f"{self.steps} / {self.planned_steps}",
-                ("中断" if zh else "interrupted"): self.interrupted or ("否" if zh else "no"),
-                ("磁盘上的检查点" if zh else "checkpoints on disk"): files,
-                ("测试集准确率" if zh else "test accuracy"): "-" if self.test_accuracy is None else f"{self.test_accuracy:.2%}",
-                ("用时（秒）" if zh else "seconds"): round(self.seconds, 1)}
-        return pd.DataFrame({"": list(rows.values())}, index=list(rows))
+        rows = {"run directory": self.run_dir, "attempt": self.attempt, "steps done": f"{self.steps} / {self.planned_steps}",
+                "interrupted": self.interrupted or i18n.tr("no", lang), "checkpoints on disk": files,
+                "test accuracy": "-" if self.test_accuracy is None else f"{self.test_accuracy:.2%}",
+                "seconds": round(self.seconds, 1)}
+        return pd.DataFrame({"": list(rows.values())}, index=[i18n.tr(k, lang) for k in rows])
 
     def _repr_html_(self) -> str:
         return self.table().to_html()
@@ -93,18 +92,32 @@ class _BookTail(_Tail):
             super()._show(line)
 
 
+def _worker(settings: BookSettings):
+    """The function each rank runs: the book's ``train``, or the one ``settings.worker`` names."""
+    if settings.worker is None:
+        from .book import train
+
+        return train
+    if ":" in settings.worker:
+        import importlib
+
+        module, name = settings.worker.split(":")
+        return getattr(importlib.import_module(module), name)
+    from ..exercises.carry import load_module
+
+    return load_module(settings.worker).train
+
+
 def _spawned(rank: int, world_size: int, settings: BookSettings, port: int, threads: int | None = None) -> None:
     """The kit's entry point of a spawned rank: loopback address, threads, the rank's log
     file; then the book's ``train``. (A function defined in a notebook cannot be spawned.)"""
-    from .book import train
-
     log = open(Path(settings.run_dir) / "logs" / f"rank{rank}.log", "a", buffering=1)
     os.dup2(log.fileno(), 1)
     os.dup2(log.fileno(), 2)
     sys.stdout = sys.stderr = log
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     torch.set_num_threads(threads or max(1, (os.cpu_count() or 1) // world_size))
-    train(rank, world_size, settings)
+    _worker(settings)(rank, world_size, settings)
     exit_now(0)
 
 
@@ -181,28 +194,7 @@ def run_book(run_dir: str | Path, epochs: int = 10, save_interval: int = 10, kil
     settings = BookSettings(run_dir=str(run_dir), data_file=str(data.path), epochs=epochs, save_interval=save_interval,
                             dropout=dropout, seed=seed, resume=resume, kill_at_step=[k[0] for k in kills],
                             kill_rank=[k[1] for k in kills] or [1], kill_mode=[k[2] for k in kills] or ["sigkill"])
-    tail = _BookTail(run_dir / "logs", world_size, show, steps_per_epoch)
-    ctx = mp.spawn(_spawned, args=(world_size, settings, free_port(), threads_per_rank), nprocs=world_size, join=False)
-    interrupted = None
-    spawn_log = logging.getLogger("torch.multiprocessing.spawn")
-    level, _ = spawn_log.level, spawn_log.setLevel(logging.ERROR)  # not its "Terminating process ..." warning
-    try:
-        while not ctx.join(timeout=0.2):
-            tail.poll()
-    except (mp.ProcessRaisedException, mp.ProcessExitedException) as err:
-        killed = next((r for r, p in enumerate(ctx.processes) if p.exitcode == -signal.SIGKILL), None)
-        if killed is None and isinstance(err, mp.ProcessRaisedException):
-            raise RankFailed(err.error_index, str(err)) from None
-        rank = killed if killed is not None else err.error_index
-        code = ctx.processes[rank].exitcode
-        how = f"killed by {signal.Signals(-code).name}" if code < 0 else f"exited with code {code}"
-        done = max((r["step"] for r in read_ledger(run_dir, rank, last_attempt=False)), default=0)
-        interrupted = f"rank {rank} {how} after step {done}"
-    finally:
-        spawn_log.setLevel(level)
-        tail.close()
-        for path in ctx.error_files:
-            Path(path).unlink(missing_ok=True)
+    interrupted = run_ranks(settings, world_size, show, steps_per_epoch, threads_per_rank=threads_per_rank)
     rows = read_ledger(run_dir, 0, last_attempt=False)
     final = run_dir / "final" / "summary.json"
     accuracy = None
@@ -210,3 +202,43 @@ def run_book(run_dir: str | Path, epochs: int = 10, save_interval: int = 10, kil
         accuracy = json.loads(final.read_text())["test_accuracy"]
     return BookRun(str(run_dir), max((r["attempt"] for r in rows), default=1), max((r["step"] for r in rows), default=0),
                    epochs * steps_per_epoch, interrupted, checkpoints(run_dir), accuracy, time.perf_counter() - t0)
+
+
+def run_ranks(settings: BookSettings, world_size: int, show: str = "none", steps_per_epoch: int = 16,
+              timeout: float | None = None, threads_per_rank: int | None = None) -> str | None:
+    """Spawn ``world_size`` ranks of the worker, print their lines as they come, wait. Returns
+    ``None``, or how a killed rank ended ("rank 1 killed by SIGKILL after step 184"); a rank that
+    raised raises :class:`RankFailed`; ranks still running after ``timeout`` s are ended and
+    :class:`TimeoutError` raised."""
+    run_dir = Path(settings.run_dir)
+    (run_dir / "logs").mkdir(parents=True, exist_ok=True)
+    tail = _BookTail(run_dir / "logs", world_size, show, steps_per_epoch)
+    ctx = mp.spawn(_spawned, args=(world_size, settings, free_port(), threads_per_rank), nprocs=world_size, join=False)
+    spawn_log = logging.getLogger("torch.multiprocessing.spawn")
+    level, _ = spawn_log.level, spawn_log.setLevel(logging.ERROR)  # not its "Terminating process ..." warning
+    deadline = None if timeout is None else time.monotonic() + timeout
+    try:
+        while not ctx.join(timeout=0.2):
+            tail.poll()
+            if deadline is not None and time.monotonic() > deadline:
+                for proc in ctx.processes:
+                    proc.kill()
+                raise TimeoutError(f"the ranks did not finish within {timeout:.0f} s")
+    except (mp.ProcessRaisedException, mp.ProcessExitedException) as err:
+        killed = next((r for r, p in enumerate(ctx.processes) if p.exitcode == -signal.SIGKILL), None)
+        if killed is None and isinstance(err, mp.ProcessRaisedException):
+            raise RankFailed(err.error_index, str(err)) from None
+        rank = killed if killed is not None else err.error_index
+        code = ctx.processes[rank].exitcode
+        done = max((r["step"] for r in read_ledger(run_dir, rank, last_attempt=False)), default=0)
+        lang = i18n.resolve(None)
+        if code < 0:
+            return i18n.tr("rank {rank} killed by {signal} after step {step}", lang, rank=rank,
+                           signal=signal.Signals(-code).name, step=done)
+        return i18n.tr("rank {rank} exited with code {code} after step {step}", lang, rank=rank, code=code, step=done)
+    finally:
+        spawn_log.setLevel(level)
+        tail.close()
+        for path in ctx.error_files:
+            Path(path).unlink(missing_ok=True)
+    return None

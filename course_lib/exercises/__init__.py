@@ -1,0 +1,85 @@
+"""Exercises a learner can check: write the chapter's code, have it run (and killed) for real.
+
+In a notebook, one call per cell::
+
+    from course_lib.exercises import check, hint, solution, quiz
+    check("04.save", save_checkpoint, load_checkpoint)   # pass, or fail with a diagnosis
+    hint("04.save")                                      # the next hint, one more each call
+    solution("04.save")                                  # where the reference solution lives, and its source
+    quiz("04")                                           # the notebook's self-check quiz (ipywidgets)
+
+Every check runs the learner's functions through the kit's real machinery (real reviews, real
+models, real spawned ranks for 03, real processes killed by real signals for 04/05, ``compare``
+against the reference run) and answers in the notebook's language. The grader's randomness is
+seeded per attempt and printed: ``check(..., seed=N)`` repeats an attempt exactly.
+"""
+from __future__ import annotations
+
+import importlib
+import inspect
+import tempfile
+from pathlib import Path
+
+from .. import i18n
+from . import ex01, ex02, ex03, ex04, ex05  # noqa: F401  (each registers its exercises)
+from .base import EXERCISES, Result, run_check, say
+from .carry import write_module
+from .quiz import quiz
+
+__all__ = ["check", "hint", "solution", "quiz", "solution_of", "EXERCISES", "Result"]
+
+_hints_shown: dict[str, int] = {}
+
+
+class Shown(str):
+    """Text a notebook cell shows once, as text (a plain ``str`` would be echoed as its repr,
+    quotes and ``\\n`` included). ``shown`` may be shorter than the string itself."""
+
+    def _ipython_display_(self):
+        print(getattr(self, "shown", str(self)))
+
+
+def _exercise(exercise_id: str):
+    if exercise_id not in EXERCISES:
+        raise KeyError(f"no exercise {exercise_id!r}; the exercises are {', '.join(sorted(EXERCISES))}")
+    return EXERCISES[exercise_id]
+
+
+def check(exercise_id: str, *functions, seed: int | None = None, lang: str | None = None) -> Result:
+    """Run the learner's ``functions`` (in the order the exercise names them) through the real
+    machinery; returns a :class:`Result` (a small table in a notebook; truthy when it passes)."""
+    return run_check(_exercise(exercise_id), functions, seed, i18n.resolve(lang))
+
+
+def hint(exercise_id: str, lang: str | None = None) -> str:
+    """The next hint of ``exercise_id`` (one more each call; the last one repeats), shown by the
+    notebook cell that asks for it."""
+    ex, lang = _exercise(exercise_id), i18n.resolve(lang)
+    shown = min(_hints_shown.get(exercise_id, 0) + 1, len(ex.hints))
+    _hints_shown[exercise_id] = shown
+    en, zh = ex.hints[shown - 1]
+    return Shown(say(lang, "Hint {k} of {n} ({id}): {h}", "提示 {k}/{n}（{id}）：{h}", k=shown, n=len(ex.hints),
+                     id=exercise_id, h=zh if lang == "zh" else en))
+
+
+def solution_of(exercise_id: str) -> tuple:
+    """The reference solution's functions, in ``check`` order: ``check(id, *solution_of(id))`` passes."""
+    ex = _exercise(exercise_id)
+    module = importlib.import_module(ex.solution)
+    return tuple(getattr(module, name) for name in ex.functions)
+
+
+def solution(exercise_id: str, lang: str | None = None) -> str:
+    """Where the reference solution lives, and its source (a notebook shows the functions; the
+    string is the whole module, a runnable answer file); it runs through the same check:
+    ``check(id, *solution_of(id))``."""
+    ex, lang = _exercise(exercise_id), i18n.resolve(lang)
+    module = importlib.import_module(ex.solution)
+    with tempfile.TemporaryDirectory() as tmp:  # the functions with what they need, as the checks carry them
+        sources = write_module(dict(zip(ex.functions, solution_of(exercise_id))), Path(tmp) / "s.py", lang).read_text()
+    head = say(lang, "# reference solution of {id}: {path}\n# run it through the same check: check('{id}', "
+                     "*solution_of('{id}'))\n\n", "# {id} 的参考答案：{path}\n# 用同一个检查运行它："
+                     "check('{id}', *solution_of('{id}'))\n\n", id=exercise_id, path=inspect.getfile(module))
+    text = Shown(head + sources)  # the whole module: a runnable answer file
+    text.shown = head + "\n\n".join(inspect.getsource(f) for f in solution_of(exercise_id))  # what a reader needs
+    return text

@@ -1,0 +1,130 @@
+"""What every exercise shares: the catalogue, the result a check returns, the learner's errors.
+
+An :class:`Exercise` names the functions a learner writes, its progressive hints (English and
+Chinese), where its reference solution lives, and its *checker*: a function that runs the
+learner's functions through the kit's real machinery and returns a :class:`Result`. A checker
+raises :class:`Fail` with a diagnosis a teacher would give; an exception in the learner's code
+is caught by :func:`learner_call` and shown as the learner's own traceback, short, with the
+exercise named.
+"""
+from __future__ import annotations
+
+import html
+import random
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Callable
+
+import pandas as pd
+
+from .. import i18n
+
+
+def say(lang: str, en: str, zh: str, **values) -> str:
+    """One message in the notebook's language (both texts are written next to each other,
+    where the check is, so a diagnosis is never missing its translation)."""
+    return (zh if lang == "zh" else en).format(**values)
+
+
+class Fail(Exception):
+    """A check's verdict "fail", with the diagnosis (already in the learner's language)."""
+
+    def __init__(self, diagnosis: str, details: dict | None = None):
+        super().__init__(diagnosis)
+        self.diagnosis, self.details = diagnosis, details or {}
+
+
+class LearnerError(Fail):
+    """The learner's code raised: their traceback, short (their frames only)."""
+
+
+def short_traceback(err: BaseException, keep: Callable[[str], bool] | None = None) -> str:
+    """The frames of ``err`` that belong to the learner (not to course_lib, torch or Python),
+    and the error line; the whole traceback when none is theirs."""
+    frames = traceback.extract_tb(err.__traceback__)
+    keep = keep or (lambda filename: "course_lib" not in filename and "site-packages" not in filename
+                    and "/lib/python" not in filename)
+    mine = [f for f in frames if keep(f.filename)] or frames[-3:]
+    lines = [f'  File "{f.filename}", line {f.lineno}, in {f.name}\n    {f.line}' for f in mine]
+    return "\n".join(lines + [f"{type(err).__name__}: {err}"])
+
+
+def learner_call(exercise: str, lang: str, fn: Callable, *args, **kwargs):
+    """Call the learner's ``fn``; an exception becomes a :class:`LearnerError` that shows it."""
+    try:
+        return fn(*args, **kwargs)
+    except Fail:
+        raise
+    except Exception as err:
+        raise LearnerError(say(lang, "{ex}: your {fn}() raised an exception:\n{tb}",
+                               "{ex}：你的 {fn}() 抛出了异常：\n{tb}", ex=exercise,
+                               fn=getattr(fn, "__name__", "function"), tb=short_traceback(err))) from None
+
+
+@dataclass
+class Result:
+    """What :func:`course_lib.exercises.check` returns (a small table in a notebook)."""
+    exercise: str
+    passed: bool
+    diagnosis: str
+    seed: int
+    seconds: float
+    lang: str = "en"
+    details: dict = field(default_factory=dict)
+
+    def table(self) -> pd.DataFrame:
+        zh = self.lang == "zh"
+        verdict = ("通过" if zh else "pass") if self.passed else ("未通过" if zh else "fail")
+        rows = {("练习" if zh else "exercise"): self.exercise, ("结果" if zh else "result"): verdict,
+                ("诊断" if zh else "diagnosis"): self.diagnosis,
+                ("随机种子（复现用）" if zh else "seed (to reproduce)"): self.seed,
+                ("用时（秒）" if zh else "seconds"): round(self.seconds, 1)}
+        return pd.DataFrame({"": list(rows.values())}, index=list(rows))
+
+    def _repr_html_(self) -> str:  # a traceback keeps its lines and indentation
+        cell = "<div style='white-space:pre-wrap;text-align:left;font-family:monospace'>{}</div>"
+        return self.table().map(lambda v: cell.format(html.escape(str(v)))).to_html(escape=False)
+
+    def __repr__(self) -> str:
+        head = "PASS" if self.passed else "FAIL"
+        return f"{head} {self.exercise} (seed {self.seed}, {self.seconds:.1f} s)\n{self.diagnosis}"
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+
+@dataclass
+class Exercise:
+    id: str                      # "04.save": notebook 04, exercise "save"
+    title: tuple[str, str]       # (English, Chinese)
+    functions: tuple[str, ...]   # the names of the functions the learner writes, in check() order
+    checker: Callable            # checker(funcs: dict, seed: int, lang: str) -> (diagnosis, details)
+    hints: list[tuple[str, str]]
+    solution: str                # module of the reference solution, e.g. "course_lib.exercises.solutions.ex04"
+    spawns: bool = False         # the learner's code runs in spawned processes (must be carried there)
+
+
+EXERCISES: dict[str, Exercise] = {}
+
+
+def register(exercise: Exercise) -> Exercise:
+    EXERCISES[exercise.id] = exercise
+    return exercise
+
+
+def run_check(ex: Exercise, funcs: tuple, seed: int | None, lang: str) -> Result:
+    """Run ``ex``'s checker on the learner's ``funcs``; never raises for a wrong answer."""
+    if len(funcs) != len(ex.functions) or not all(callable(f) for f in funcs):
+        names = ", ".join(ex.functions)
+        return Result(ex.id, False, say(lang, "check('{id}', ...) takes your functions {names}, in that order",
+                                        "check('{id}', ...) 需要传入你的函数 {names}（按这个顺序）", id=ex.id, names=names),
+                      seed or 0, 0.0, lang)
+    seed = random.SystemRandom().randrange(10**6) if seed is None else seed
+    t0 = time.perf_counter()
+    try:
+        diagnosis, details = ex.checker(dict(zip(ex.functions, funcs)), seed, lang)
+        passed = True
+    except Fail as failure:
+        diagnosis, details, passed = failure.diagnosis, failure.details, False
+    return Result(ex.id, passed, diagnosis, seed, time.perf_counter() - t0, lang, details)

@@ -1,0 +1,200 @@
+"""Exercises 04 and 05, the parent's side: the learner's training killed for real, resumed, judged.
+
+For each scenario the grader picks (seeded, printed), :func:`scenario` runs attempt 1 of the
+loop in :mod:`.loop` with a real kill, then attempt 2 that resumes through the learner's code,
+and :func:`judge` names what went wrong: ``compare_runs`` against the run never interrupted
+gives the first divergent step and the samples skipped or repeated; the digests of the true
+state at the save (``truth/``) against those restored (``restored.json``) name the missing
+piece: model, optimizer, scheduler, RNG, or the position within the epoch.
+"""
+from __future__ import annotations
+
+import json
+import pickle
+import shutil
+import subprocess
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+import torch
+
+from ..compare import compare_runs
+from ..prepare import cache_root, prepare_imdb
+from .base import Fail, say
+from .loop import EPOCHS, EXIT_LEARNER_ERROR, EXIT_NO_TORCH_SAVE, SAVE_EVERY, LoopSettings, steps_per_epoch
+
+TOTAL = EPOCHS * steps_per_epoch()
+PARTS = {  # what a digest that differs means, in words a teacher would use
+    "model": ("the model's weights were not restored", "模型权重没有恢复"),
+    "optimizer": ("the optimizer state was not restored (AdamW's moments start again from zero)",
+                  "优化器状态没有恢复（AdamW 的动量从零重新开始）"),
+    "scheduler": ("the learning-rate scheduler was not restored (its warm-up starts again)",
+                  "学习率调度器没有恢复（预热从头开始）"),
+    "rng": ("the RNG state was not restored (the dropout masks after the resume differ)",
+            "随机数状态没有恢复（续训后的 dropout 掩码不同）"),
+}
+
+
+def data_file() -> str:
+    return str(prepare_imdb(limit=1280, progress=False).path)  # 1,024 training reviews: 16 steps an epoch
+
+
+def start(s: LoopSettings, timeout: float = 180) -> int:
+    """One attempt, one real process; its exit code (-9: SIGKILLed)."""
+    path = Path(s.run_dir) / f"settings-attempt{s.attempt}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(asdict(s)))
+    proc = subprocess.run([sys.executable, "-m", "course_lib.exercises.loop", str(path)], capture_output=True,
+                          text=True, timeout=timeout)
+    if proc.returncode not in (0, -9, EXIT_LEARNER_ERROR, EXIT_NO_TORCH_SAVE):
+        raise RuntimeError(f"the exercise loop failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
+    return proc.returncode
+
+
+def reference(exercise: str) -> Path:
+    """The loop never interrupted, with the reference solution (trained once, then reused)."""
+    run_dir = cache_root() / "exercises" / f"reference-{exercise}-v1"
+    if not (run_dir / "final" / "summary.json").exists():
+        shutil.rmtree(run_dir, ignore_errors=True)
+        start(LoopSettings(str(run_dir), data_file(), exercise, None))
+    return run_dir
+
+
+def pick_scenarios(exercise: str, seed: int) -> list[tuple[int, str]]:
+    """The grader's kills: a SIGKILL in the middle of an epoch, between two saves, after the
+    first save ten steps in (05: so that string order and number order of the files differ),
+    and a SIGKILL inside a save that has an older one before it."""
+    import random
+
+    rng = random.Random(seed)
+    low = 2 * SAVE_EVERY + 1 if exercise == "05" else SAVE_EVERY + 1
+    step = rng.choice([k for k in range(low, TOTAL) if k % SAVE_EVERY != 1 and k % steps_per_epoch() > 1])
+    saves = [k for k in range(3 * SAVE_EVERY if exercise == "05" else 2 * SAVE_EVERY, TOTAL, SAVE_EVERY)]
+    return [(step, "sigkill"), (rng.choice(saves), "during-save")]
+
+
+def _learner_failure(run_dir: Path, lang: str, ex_id: str, context: str = "") -> Fail:
+    text = (run_dir / "learner_error.txt").read_text()
+    return Fail(context + say(lang, "{ex}: your code raised an exception:\n{tb}", "{ex}：你的代码抛出了异常：\n{tb}",
+                              ex=ex_id, tb=text))
+
+
+def _check_file(path: Path, kill_mode: str, step: int, lang: str) -> None:
+    """04: after the kill, the one checkpoint file must load with ``weights_only=True``."""
+    if not path.exists():
+        raise Fail(say(lang, "after the kill there is no {name}: save_checkpoint must write the file at the path it is given",
+                       "被杀之后没有 {name}：save_checkpoint 必须把文件写到传给它的路径", name=path.name))
+    try:
+        torch.load(path, weights_only=True)
+    except pickle.UnpicklingError as err:
+        raise Fail(say(lang, "your checkpoint holds objects that torch.load(weights_only=True) refuses ({err}): save "
+                             "state_dict()s, tensors and numbers, not objects", "你的检查点里有 torch.load(weights_only=True) "
+                             "拒绝加载的对象（{err}）：只保存 state_dict()、张量和数字", err=str(err).splitlines()[0][:120])) from None
+    except Exception as err:
+        if kill_mode == "during-save":
+            raise Fail(say(lang, "the checkpoint is unreadable after a kill during the save at step {step} ({err}): "
+                                 "write to a temporary file and rename it over the old one (os.replace)",
+                           "第 {step} 步保存时被杀，检查点就读不出来了（{err}）：先写到临时文件，再用 os.replace 改名覆盖旧文件",
+                           step=step, err=type(err).__name__)) from None
+        raise Fail(say(lang, "{name} does not load ({err})", "{name} 无法加载（{err}）", name=path.name,
+                       err=str(err).splitlines()[0][:120])) from None
+
+
+def scenario(ex_id: str, learner: str | None, workdir: Path, kill_step: int, kill_mode: str, lang: str) -> dict:
+    exercise = ex_id[:2]
+    run_dir = workdir / f"{kill_mode}-{kill_step}"
+    shutil.rmtree(run_dir, ignore_errors=True)
+    data = data_file()
+    first = start(LoopSettings(str(run_dir), data, exercise, learner, 1, kill_step, kill_mode))
+    if first == EXIT_LEARNER_ERROR:
+        raise _learner_failure(run_dir, lang, ex_id)
+    if first == EXIT_NO_TORCH_SAVE:
+        raise Fail(say(lang, "your save_checkpoint never called torch.save, so the check could not kill it half-way "
+                             "through writing: write the checkpoint with torch.save",
+                       "你的 save_checkpoint 没有调用 torch.save，检查无法在写到一半时杀掉它：请用 torch.save 写检查点"))
+    if exercise == "04":
+        _check_file(run_dir / "checkpoint.pt", kill_mode, kill_step, lang)
+    second = start(LoopSettings(str(run_dir), data, exercise, learner, 2, resume=True))
+    if second == EXIT_LEARNER_ERROR:
+        newest = f"model_step_{kill_step}.pth"
+        context = say(lang, "the newest file, {f}, is half-written (the kill came during its save), and your "
+                            "resume_training stopped on it: skip a file that does not load and take the one before. ",
+                      "最新的文件 {f} 只写了一半（保存时被杀），你的 resume_training 卡在了它上面："
+                      "跳过加载失败的文件，改用前一个。", f=newest) if exercise == "05" and kill_mode == "during-save" else ""
+        raise _learner_failure(run_dir, lang, ex_id, context)
+    return judge(reference(exercise), run_dir, exercise, kill_step, kill_mode, lang)
+
+
+def judge(ref: Path, run_dir: Path, exercise: str, kill_step: int, kill_mode: str, lang: str) -> dict:
+    """Pass (the resumed run is the run never interrupted, from the newest complete checkpoint)
+    or :class:`Fail` naming the first divergent step and every missing piece of state."""
+    cmp = compare_runs(ref, run_dir)
+    saved = json.loads((run_dir / "restored.json").read_text())
+    restored, fresh = saved["restored"], saved["fresh"]
+    resumed = restored["progress"][2] if restored["progress"] else 0
+    newest = (kill_step - 1) // SAVE_EVERY * SAVE_EVERY if kill_mode == "sigkill" else kill_step - SAVE_EVERY
+    # 04 has one file, which holds the save of step `newest`; 05 resumed from the file it chose
+    truth_file = run_dir / "truth" / f"attempt1-step-{newest if exercise == '04' else resumed}.json"
+    problems = []
+    if (run_dir / "save_changed_state.txt").exists():
+        problems.append(say(lang, "your save_checkpoint changes the training state it saves (it must only read it)",
+                            "你的 save_checkpoint 改变了它所保存的训练状态（它只应读取）"))
+    if restored["progress"] is None and exercise == "04":
+        problems.append(say(lang, "load_checkpoint returned None: return the progress dict that was saved",
+                            "load_checkpoint 返回了 None：应返回保存时的 progress 字典"))
+    elif resumed == 0 and exercise == "05":
+        problems.append(say(lang, "the resume started from scratch although step {n} was saved",
+                            "虽然第 {n} 步已保存，续训却从头开始", n=newest))
+    elif resumed != newest and exercise == "05":
+        names = [f"model_step_{k}.pth" for k in range(SAVE_EVERY, newest + 1, SAVE_EVERY)]
+        as_strings = int(max(names)[len("model_step_"):-4])
+        problems.append(say(lang, "it resumed from step {r} although step {n} was saved and loads", "虽然第 {n} 步已保存且能加载，"
+                                  "却从第 {r} 步续训", r=resumed, n=newest) + (say(
+            lang, ": '{a}' sorts after '{b}' as a string; sort the files by their step number",
+            "：按字符串排序 '{a}' 排在 '{b}' 之后；应按步数（数字）排序", a=f"model_step_{as_strings}.pth",
+            b=f"model_step_{newest}.pth") if as_strings == resumed else ""))
+    if truth_file.exists():
+        truth = json.loads(truth_file.read_text())
+        for part, (en, zh) in PARTS.items():
+            if restored[part] != truth[part]:
+                problems.append(say(lang, en, zh) if restored[part] == fresh[part] else say(
+                    lang, "{what} restored to a state other than the one saved at step {n}",
+                    "{what}恢复成了与第 {n} 步保存时不同的状态", what=part, n=truth["progress"][2]))
+        if restored["progress"] is not None and restored["progress"] != truth["progress"]:
+            problems.append(say(lang, "the position within the epoch was not saved (the resume started epoch {e} "
+                                      "at step {s} instead of epoch {te} step {t})", "没有保存 epoch 内的位置（续训从第 {e} 个 "
+                                      "epoch 的第 {s} 步开始，而不是第 {te} 个 epoch 的第 {t} 步）",
+                                e=restored["progress"][0] + 1, s=restored["progress"][1], te=truth["progress"][0] + 1,
+                                t=truth["progress"][1]))
+    head = []
+    if cmp["first_divergent_step"] is not None:
+        head.append(say(lang, "diverges at step {n}", "从第 {n} 步开始出现分歧", n=cmp["first_divergent_step"]))
+    if cmp["repeated_samples"] or cmp["skipped_samples"]:
+        head.append(say(lang, "{r} samples repeated, {s} skipped", "{r} 个样本重复，{s} 个被跳过",
+                        r=cmp["repeated_samples"], s=cmp["skipped_samples"]))
+    if not problems and cmp["identical"]:
+        return {"kill_step": kill_step, "kill_mode": kill_mode, "resumed_from": resumed, "compare": cmp}
+    if not problems:
+        problems.append(say(lang, "the final parameters differ from the run never interrupted",
+                            "最终参数与不中断的训练不同"))
+    raise Fail(", ".join(head) + (": " if head else "") + "; ".join(problems),
+               {"kill_step": kill_step, "kill_mode": kill_mode, "resumed_from": resumed, "compare": cmp})
+
+
+def check_killed(ex_id: str, funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
+    """The checker of 04.save and 05.resume: the learner's functions carried to the loop's
+    processes, every scenario the seed picks, each killed and resumed for real."""
+    from .carry import carry_for_check
+
+    workdir, learner = carry_for_check(ex_id, funcs, lang)
+    outcomes = []
+    for step, mode in pick_scenarios(ex_id[:2], seed):
+        print(say(lang, "{ex}: killing your training ({mode}) at step {step} (seed {seed}) ...",
+                  "{ex}：在第 {step} 步杀掉你的训练（{mode}，种子 {seed}）……", ex=ex_id, mode=mode, step=step, seed=seed),
+              flush=True)
+        outcomes.append(scenario(ex_id, learner, workdir, step, mode, lang))
+    text = "; ".join(say(lang, "killed ({m}) at step {k}, resumed from step {r}: identical to the run never interrupted",
+                         "第 {k} 步被杀（{m}），从第 {r} 步续训：与不中断的训练逐位相同",
+                         m=o["kill_mode"], k=o["kill_step"], r=o["resumed_from"]) for o in outcomes)
+    return text, {"scenarios": outcomes}

@@ -1,0 +1,213 @@
+"""The book's loop grown up, where the learner's checkpoint code (exercises 04 and 05) is judged.
+
+One real process per attempt (``python -m course_lib.exercises.loop SETTINGS``), on the real
+IMDB data: the ``bag`` model with dropout (so the RNG matters), AdamW with a warm-up + linear
+decay schedule (so the scheduler matters), a shuffled order per epoch that is a pure function
+of (seed, epoch) (so the position in the epoch matters), a save every ``SAVE_EVERY`` steps in
+the middle of epochs. The grader's kills are real: a SIGKILL as a step begins, or a SIGKILL
+inside ``torch.save`` half-way through the learner's file (the bytes written so far stay on disk).
+
+So that a failure can be *named*, the loop writes, at every save, digests of the true state
+(``truth/attempt{A}-step-{N}.json``: model, optimizer, scheduler, RNG, position), and after the learner's
+load the same digests of what was restored (``restored.json``), next to those of fresh objects.
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import signal
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+EPOCHS, BATCH, SAVE_EVERY, WARMUP, LR, DIM, DROPOUT, SEED = 3, 64, 5, 5, 5e-3, 8, 0.1, 0
+EXIT_LEARNER_ERROR, EXIT_NO_TORCH_SAVE = 5, 6
+
+
+@dataclass
+class LoopSettings:
+    run_dir: str
+    data_file: str
+    exercise: str              # "04": the learner's save_checkpoint/load_checkpoint; "05": their resume_training
+    learner: str | None        # module file with the learner's functions; None = the reference solution
+    attempt: int = 1
+    kill_step: int = 0         # 0 = no kill in this attempt
+    kill_mode: str = "sigkill"  # sigkill (as the step begins) | during-save (inside torch.save of that step's save)
+    resume: bool = False
+
+
+def digest(obj) -> str:
+    """sha256 of anything a state is made of: tensors by their bytes, containers by their items."""
+    h = hashlib.sha256()
+
+    def feed(x):
+        if isinstance(x, torch.Tensor):
+            h.update(x.detach().cpu().contiguous().numpy().tobytes())
+        elif isinstance(x, dict):
+            for k in sorted(x, key=str):
+                h.update(str(k).encode())
+                feed(x[k])
+        elif isinstance(x, (list, tuple)):
+            for item in x:
+                feed(item)
+        else:
+            h.update(repr(x).encode())
+    feed(obj)
+    return h.hexdigest()[:16]
+
+
+def state_digests(model, optimizer, scheduler, progress: dict | None) -> dict:
+    sched = {k: v for k, v in scheduler.state_dict().items() if k != "lr_lambdas"}
+    return {"model": digest(model.state_dict()), "optimizer": digest(optimizer.state_dict()),
+            "scheduler": digest(sched), "rng": digest(torch.get_rng_state()),
+            "progress": normalized(progress)}
+
+
+def normalized(progress: dict | None) -> list[int] | None:
+    """(epoch, step in epoch, global step), with "the end of epoch e" written as "the start of e + 1"."""
+    if progress is None:
+        return None
+    epoch, step = int(progress["epoch"]), int(progress["step_in_epoch"])
+    if step >= steps_per_epoch():
+        epoch, step = epoch + 1, 0
+    return [epoch, step, int(progress["global_step"])]
+
+
+def steps_per_epoch() -> int:
+    return 1024 // BATCH
+
+
+def book_style_save(run_dir: str, model, optimizer, scheduler, progress: dict) -> None:
+    """Exercise 05's save: the book's way (one file per save, written in place, not atomically),
+    with everything a resume needs. Its names sort wrongly as strings: model_step_5 > model_step_40."""
+    torch.save({"model_state_dict": model.state_dict(), "optimizer_state_dict": optimizer.state_dict(),
+                "scheduler_state_dict": scheduler.state_dict(), "rng_state": torch.get_rng_state(), **progress},
+               os.path.join(run_dir, f"model_step_{progress['global_step']}.pth"))
+
+
+class _DyingSave:
+    """``torch.save`` for the one save the grader kills: the real bytes, half of them written to
+    the learner's target and flushed to disk, then SIGKILL, as a crash at that instant leaves it."""
+
+    def __init__(self, real):
+        self.real = real
+
+    def __call__(self, obj, f, *args, **kwargs):
+        buf = io.BytesIO()
+        self.real(obj, buf, *args, **kwargs)
+        data = buf.getvalue()
+        handle = open(f, "wb") if isinstance(f, (str, os.PathLike)) else f
+        handle.write(data[: len(data) // 2])
+        handle.flush()
+        os.fsync(handle.fileno())
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _functions(s: LoopSettings):
+    if s.learner:
+        from .carry import load_module
+
+        return load_module(s.learner)
+    from .solutions import ex04, ex05
+
+    return ex04 if s.exercise == "04" else ex05
+
+
+def _learner_error(s: LoopSettings, err: BaseException) -> None:
+    from .base import short_traceback
+
+    Path(s.run_dir, "learner_error.txt").write_text(short_traceback(err))
+    sys.exit(EXIT_LEARNER_ERROR)
+
+
+def run(s: LoopSettings) -> None:
+    from ..consistency import parameter_digest
+    from ..models import build_model
+    from ..monitor import Ledger
+    from ..prepare import PreparedData
+    from ..sampling import sample_digest
+
+    run_dir = Path(s.run_dir)
+    (run_dir / "truth").mkdir(parents=True, exist_ok=True)
+    data = PreparedData.load(s.data_file)
+    train, pad_id, spe = data.train, data.info["tokenizer"]["pad_id"], steps_per_epoch()
+    total = EPOCHS * spe
+    torch.manual_seed(SEED)
+    model = build_model("bag", data.info["tokenizer"]["vocab_size"], dim=DIM, dropout=DROPOUT)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=LR)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda i: min(1.0, (i + 1) / WARMUP) * max(0.0, 1.0 - i / total))
+    fns = _functions(s)
+    progress = {"epoch": 0, "step_in_epoch": 0, "global_step": 0}
+    if s.resume:
+        fresh = state_digests(model, optimizer, scheduler, None)
+        try:
+            restored = (fns.load_checkpoint(str(run_dir / "checkpoint.pt"), model, optimizer, scheduler)
+                        if s.exercise == "04" else fns.resume_training(str(run_dir), model, optimizer, scheduler))
+            now = state_digests(model, optimizer, scheduler, restored)
+        except Exception as err:
+            _learner_error(s, err)
+        (run_dir / "restored.json").write_text(json.dumps({"fresh": fresh, "restored": now}))
+        if restored is not None:
+            epoch, step, done = now["progress"]
+            progress = {"epoch": epoch, "step_in_epoch": step, "global_step": done}
+    ledger = Ledger(run_dir, 0)
+    for epoch in range(progress["epoch"], EPOCHS):
+        order = torch.randperm(len(train), generator=torch.Generator().manual_seed(SEED + epoch))
+        first = progress["step_in_epoch"] if epoch == progress["epoch"] else 0
+        for step in range(first, spe):
+            global_step = progress["global_step"] + 1
+            if s.kill_step == global_step and s.kill_mode == "sigkill":
+                os.kill(os.getpid(), signal.SIGKILL)
+            ids = order[step * BATCH:(step + 1) * BATCH].tolist()
+            batch = train.batch(ids, pad_id)
+            model.train()
+            optimizer.zero_grad()
+            loss = F.cross_entropy(model(batch["input_ids"], batch["attention_mask"]), batch["label"])
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+            scheduler.step()
+            progress = {"epoch": epoch, "step_in_epoch": step + 1, "global_step": global_step}
+            sample_ids = train.ids[ids].tolist()
+            ledger.write({"step": global_step, "epoch": epoch, "loss": loss.item(), "global_loss": loss.item(),
+                          "lr": scheduler.get_last_lr()[0], "samples": sample_digest(sample_ids),
+                          "sample_ids": sample_ids, "batch_ids": sample_ids, "attempt": s.attempt})
+            if global_step % SAVE_EVERY == 0:
+                _save(s, fns, model, optimizer, scheduler, dict(progress))
+    ledger.close()
+    (run_dir / "final").mkdir(exist_ok=True)
+    (run_dir / "final" / "summary.json").write_text(json.dumps({"parameter_sha256": parameter_digest(model),
+                                                                "steps": progress["global_step"]}))
+
+
+def _save(s: LoopSettings, fns, model, optimizer, scheduler, progress: dict) -> None:
+    step = progress["global_step"]
+    truth = state_digests(model, optimizer, scheduler, progress)
+    Path(s.run_dir, "truth", f"attempt{s.attempt}-step-{step}.json").write_text(json.dumps(truth))
+    dying = s.kill_mode == "during-save" and s.kill_step == step
+    real = torch.save
+    if dying:
+        torch.save = _DyingSave(real)
+    try:
+        if s.exercise == "04":
+            fns.save_checkpoint(str(Path(s.run_dir) / "checkpoint.pt"), model, optimizer, scheduler, progress)
+        else:
+            book_style_save(s.run_dir, model, optimizer, scheduler, progress)
+    except Exception as err:
+        _learner_error(s, err)
+    finally:
+        torch.save = real
+    if dying:  # the save returned: it never called torch.save, so the kill could not strike inside it
+        sys.exit(EXIT_NO_TORCH_SAVE)
+    if state_digests(model, optimizer, scheduler, progress) != truth:
+        Path(s.run_dir, "save_changed_state.txt").write_text(f"step {step}")
+
+
+if __name__ == "__main__":
+    run(LoopSettings(**json.loads(Path(sys.argv[1]).read_text())))

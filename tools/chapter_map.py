@@ -1,0 +1,156 @@
+"""Render the chapter map and the measured times into the notebooks and the READMEs.
+
+    python tools/chapter_map.py            # rewrite the generated blocks
+    python tools/chapter_map.py --check    # exit 1 if a block is out of date
+
+Generated blocks sit between marker comments, so the prose around them stays hand-written:
+
+* ``<!-- chapter-map:start -->`` ... ``<!-- chapter-map:end -->`` in each notebook's first cell
+  (both editions): "the chapter says -> where you see it here", from ``course_lib.chapter.CLAIMS``;
+* ``<!-- times:start -->`` ... ``<!-- times:end -->`` there too: read and run time of the core
+  path, the exercises and each optional section, from ``bench/results/notebook_times.json``
+  (``python -m bench notebook_times``);
+* ``<!-- notebooks:start -->`` ... ``<!-- notebooks:end -->`` in README.md, README.zh-CN.md and
+  the teacher's guides (docs/): notebook -> the chapter's sections -> measured core-path time;
+* ``<!-- sections:start -->`` ... ``<!-- sections:end -->`` in the teacher's guides: every part
+  of every notebook with its reading and run time.
+"""
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from course_lib import chapter  # noqa: E402
+
+TIMES = REPO / "bench" / "results" / "notebook_times.json"
+
+
+def replace_block(text: str, name: str, body: str) -> str:
+    pattern = re.compile(rf"(<!-- {name}:start -->\n).*?(<!-- {name}:end -->)", re.S)
+    if not pattern.search(text):
+        raise SystemExit(f"no <!-- {name}:start --> ... <!-- {name}:end --> block to fill")
+    return pattern.sub(lambda m: m.group(1) + (body + "\n" if body else "") + m.group(2), text, count=1)
+
+
+def kind_of(title: str) -> str:
+    if title.startswith(("Optional deep-dive", "选读")):
+        return "optional"
+    if title == "(opening)" or title[:1].isdigit() or title in ("Summary", "小结"):
+        return "core"
+    return "exercises"
+
+
+def letter(part: dict) -> str:
+    m = re.search(r"(?:deep-dive|选读)\s+([A-Z])", part["title"])
+    return m.group(1) if m else "?"
+
+
+def minutes(seconds: float) -> str:
+    """Whole minutes from 90 s on, tenths below (never "0")."""
+    return f"{seconds / 60:.0f}" if seconds >= 90 else f"{max(seconds / 60, 0.1):.1f}"
+
+
+def times_block(parts: list[dict] | None, lang: str) -> str:
+    zh = lang == "zh"
+    if not parts:
+        return ("**用时**：尚未测量（`python -m bench notebook_times`）。" if zh
+                else "**Time:** not measured yet (`python -m bench notebook_times`).")
+    core = [p for p in parts if kind_of(p["title"]) == "core"]
+    read, run = sum(p["read_seconds"] for p in core), sum(p["run_seconds"] for p in core)
+    ex = [p for p in parts if kind_of(p["title"]) == "exercises"]
+    optional = [p for p in parts if kind_of(p["title"]) == "optional"]
+    if zh:
+        lines = [f"**用时**（双核机器、默认参数实测；阅读时间按每分钟 300 字、每行代码 3 秒估计）：核心路径约 "
+                 f"{minutes(read)} 分钟阅读 + {minutes(run)} 分钟运行，合计约 {minutes(read + run)} 分钟"]
+        if ex:  # their check cells ran on empty answers here: a real check's time is in docs/exercises.md
+            lines.append(f"练习与自测：约 {minutes(sum(p['read_seconds'] for p in ex))} 分钟阅读，另加自己写代码的时间"
+                         "（每个检查几秒到二十秒，见 docs/exercises.md）")
+        lines += [f"选读 {letter(p)}：{minutes(p['read_seconds'])} 分钟阅读 + {minutes(p['run_seconds'])} 分钟运行"
+                  for p in optional]
+        return "；".join(lines) + "。"
+    lines = [f"**Time** (measured on 2 cores with the defaults; reading estimated at 180 words a minute and 3 s a "
+             f"line of code): core path about {minutes(read)} min to read + {minutes(run)} min to run, "
+             f"{minutes(read + run)} min in all"]
+    if ex:  # their check cells ran on empty answers here: a real check's time is in docs/exercises.md
+        lines.append(f"exercises and quiz: about {minutes(sum(p['read_seconds'] for p in ex))} min to read, plus "
+                     "writing your code (each check answers in seconds to about 20 s: docs/exercises.md)")
+    lines += [f"optional {letter(p)}: {minutes(p['read_seconds'])} min to read + {minutes(p['run_seconds'])} min "
+              "to run" for p in optional]
+    return "; ".join(lines) + "."
+
+
+def core_minutes(parts: list[dict] | None, lang: str) -> str:
+    if not parts:
+        return "–"
+    core = [p for p in parts if kind_of(p["title"]) == "core"]
+    read, run = sum(p["read_seconds"] for p in core), sum(p["run_seconds"] for p in core)
+    return (f"约 {minutes(read)} + {minutes(run)} 分钟" if lang == "zh" else f"about {minutes(read)} + {minutes(run)} min")
+
+
+def sections_table(times: dict, lang: str) -> str:
+    """Every section of every notebook with its reading and run time (the teacher's guide)."""
+    zh = lang == "zh"
+    rows = ["| notebook | 部分 | 类型 | 阅读（分钟） | 运行（秒） |" if zh else "| notebook | part | kind | read (min) | run (s) |",
+            "|---|---|---|---|---|"]
+    kinds = {"core": ("core", "核心"), "exercises": ("exercises", "练习"), "optional": ("optional", "选读")}
+    for number, name in chapter.NOTEBOOKS.items():
+        for part in times.get(lang, {}).get(name, {}).get("parts", []):
+            if part["title"] == "(opening)":
+                continue
+            kind = kinds[kind_of(part["title"])][1 if zh else 0]
+            rows.append(f"| {number} | {part['title']} | {kind} | {part['read_seconds'] / 60:.1f} | {part['run_seconds']:.0f} |")
+    return "\n".join(rows) if len(rows) > 2 else ("（尚未测量）" if zh else "(not measured yet)")
+
+
+def load_times() -> dict:
+    return json.loads(TIMES.read_text())["notebooks"] if TIMES.exists() else {}
+
+
+def render_notebook(path: Path, number: str, lang: str, times: dict) -> tuple[str, str]:
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    headings = {c["id"]: "".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown"}
+    first = nb["cells"][0]
+    old = "".join(first["source"])
+    new = replace_block(old, "chapter-map", chapter.opening_block(number, headings, lang))
+    new = replace_block(new, "times", times_block(times.get(lang, {}).get(path.name, {}).get("parts"), lang))
+    lines = new.split("\n")
+    first["source"] = [line + "\n" for line in lines[:-1]] + [lines[-1]]
+    return old, json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--check", action="store_true")
+    a = ap.parse_args()
+    times, stale = load_times(), []
+    for number, name in chapter.NOTEBOOKS.items():
+        for lang, path in (("en", REPO / "notebooks" / name), ("zh", REPO / "notebooks" / "zh" / name)):
+            text = path.read_text(encoding="utf-8")
+            _, new = render_notebook(path, number, lang, times)
+            if new != text:
+                stale.append(str(path.relative_to(REPO)))
+                if not a.check:
+                    path.write_text(new, encoding="utf-8")
+    pages = (("en", REPO / "README.md", "notebooks/"), ("zh", REPO / "README.zh-CN.md", "notebooks/zh/"),
+             ("en", REPO / "docs" / "teacher-guide.md", "../notebooks/"),
+             ("zh", REPO / "docs" / "teacher-guide.zh-CN.md", "../notebooks/zh/"))
+    for lang, page, prefix in pages:
+        text = page.read_text(encoding="utf-8")
+        per = {n: core_minutes(times.get(lang, {}).get(f, {}).get("parts"), lang) for n, f in chapter.NOTEBOOKS.items()}
+        new = replace_block(text, "notebooks", chapter.readme_table(lang, per, prefix))
+        if "<!-- sections:start -->" in new:
+            new = replace_block(new, "sections", sections_table(times, lang))
+        if new != text:
+            stale.append(str(page.relative_to(REPO)))
+            if not a.check:
+                page.write_text(new, encoding="utf-8")
+    print(("out of date: " if a.check else "rewritten: ") + (", ".join(stale) or "none"))
+    return 1 if a.check and stale else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
