@@ -201,7 +201,7 @@ def save_interval(r: dict) -> tuple[list, list[str]]:
     rows = [("inputs measured on the calibration run (killed once)",
              f"step {c['step_seconds'] * 1000:.1f} ms, save blocks {c['save_blocking_seconds']:.3f} s, "
              f"restart {c['restart_seconds']:.2f} s, {c['steps']} steps"
-             + (f"; {r['config']['repeats']} repetitions per interval" if "config" in r else ""), "recorded", None)]
+             + (f"; repetitions per interval by MTBF: {r['config']['repeats']}" if "config" in r else ""), "recorded", None)]
     plots = []
     for st in studies:
         a, m = st["advice"], st["mtbf_seconds"]

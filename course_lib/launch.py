@@ -341,6 +341,7 @@ def _launch(cfg: TrainConfig, quiet: bool, on_start) -> dict:
         warnings.warn(f"world_size {cfg.world_size} > {cores} CPU cores: ranks will share cores and each step "
                       "will be slower than with fewer ranks (the run is still correct)", stacklevel=3)
     choose_device(cfg, 0)  # fail here, in the parent, if CUDA is asked for and missing
+    port = choose_port()  # a busy MASTER_PORT is refused before anything is written
     run_dir = Path(cfg.run_dir)
     log_dir = run_dir / "logs"
     log_dir.mkdir(parents=True, exist_ok=True)
@@ -350,7 +351,6 @@ def _launch(cfg: TrainConfig, quiet: bool, on_start) -> dict:
     except (ValueError, TypeError, KeyError, OSError) as err:  # data or tokenizer that cannot be read
         raise ConfigError(f"cannot prepare the data ({' '.join(str(err).split())[:300]}); check --data-source, "
                           "--data-path and --tokenizer") from err
-    port = choose_port()
     apply_process_group_env()  # the spawned ranks inherit it
 
     tail = _Tail(log_dir, cfg.world_size, quiet)

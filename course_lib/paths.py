@@ -10,6 +10,8 @@ that are not UTF-8 text.
 from __future__ import annotations
 
 import codecs
+import csv
+import io
 import json
 import os
 from pathlib import Path
@@ -25,11 +27,11 @@ RUN_DIR_HINT = "give the --run-dir of a train run"
 def _exists_as(path: Path, folder: bool, what: str, hint: str) -> None:
     """Missing, the wrong kind, or unreadable: one line each."""
     if not path.exists():
-        raise ConfigError(f"{path} does not exist; {what} takes {hint}")
+        raise ConfigError(f"{path} does not exist; give {what} {hint}")
     if folder and not path.is_dir():
-        raise ConfigError(f"{path} is a file, not a folder; {what} takes {hint}")
+        raise ConfigError(f"{path} is a file, not a folder; give {what} {hint}")
     if not folder and path.is_dir():
-        raise ConfigError(f"{path} is a folder, not a file; {what} takes {hint}")
+        raise ConfigError(f"{path} is a folder, not a file; give {what} {hint}")
     if not os.access(path, os.R_OK | (os.X_OK if folder else 0)):
         raise ConfigError(f"{path} cannot be read (permission denied); let yourself read it "
                           f"(chmod u+r{'x' if folder else ''} {path}) or {what} another one")
@@ -89,7 +91,7 @@ def data_path(path: str | Path) -> None:
     """``--data-path``: an aclImdb folder, or a non-empty UTF-8 CSV / a parquet file."""
     path = Path(path).expanduser()
     hint = "an aclImdb folder or a CSV/parquet file with 'text' and 'label' columns"
-    _exists_as(path, path.is_dir(), "--data-path", hint)
+    _exists_as(path, path.is_dir(), "--data-path", hint)  # a folder or a file: both may be right
     if path.is_dir():
         if not ((path / "train" / "pos").is_dir() and (path / "train" / "neg").is_dir()):
             raise ConfigError(f"--data-path {path} is a folder but not aclImdb (no train/pos and train/neg "
@@ -103,10 +105,15 @@ def data_path(path: str | Path) -> None:
         with open(path, "rb") as f:
             head = f.read(1 << 20)
         try:  # an incremental decoder: a character cut at the end of the sample is not an error
-            codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
+            text = codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
         except UnicodeDecodeError as err:
             raise ConfigError(f"--data-path {path} is not UTF-8 text ({err.reason} at byte {err.start}); "
                               "save the CSV as UTF-8") from None
+        header = next(csv.reader(io.StringIO(text)), [])
+        missing = [c for c in ("text", "label") if c not in header]
+        if missing:
+            raise ConfigError(f"--data-path {path} has no {' and no '.join(repr(c) for c in missing)} column "
+                              f"(its header: {', '.join(header[:5]) or 'empty'}); give {hint}")
 
 
 def output_dir(path: str | Path, flag: str = "--run-dir") -> None:

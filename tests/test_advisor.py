@@ -122,7 +122,7 @@ def test_advise_cli_and_its_errors(tmp_path, capsys):
     _fake_run(tmp_path / "torchrun-never-killed", restart=False, launched=False)
     _fake_run(tmp_path / "no-saves", saves=False)
     for args, message in [((tmp_path / "run", "--mtbf", "6 hours"), "not a duration"),
-                          ((tmp_path / "missing", "--mtbf", "6h"), "not a run directory"),
+                          ((tmp_path / "missing", "--mtbf", "6h"), "does not exist"),
                           ((tmp_path / "torchrun-never-killed", "--mtbf", "6h"), "pass --restart-seconds"),
                           ((tmp_path / "no-saves", "--mtbf", "6h"), "saved no checkpoint")]:
         code, _, err = advise_cli(*args, capsys=capsys)

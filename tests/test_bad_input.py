@@ -139,7 +139,7 @@ def test_bad_input_is_one_line_with_the_fix(argv, kind, words, reference_run, tm
     assert "Traceback" not in out.err + out.out
     assert any(f in line for f in FIXES), f"no fix named: {line}"
     assert all(w in line for w in words), line
-    assert os.path.basename(str(bad).rstrip("/")) in line or kind == "a CSV without text", f"the path is not named: {line}"
+    assert os.path.basename(str(bad).rstrip("/")) in line, f"the path is not named: {line}"
 
 
 def test_the_real_command_line_answers_in_one_line(reference_run, tmp_path):

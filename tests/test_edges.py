@@ -103,7 +103,7 @@ def test_cli_errors_are_one_line_before_anything_starts(tmp_path, args, expected
 
 
 def test_debug_shows_the_traceback(tmp_path):
-    out = cli("train", "--model", "nope", "--run-dir", tmp_path / "run", "--debug", timeout=60)
+    out = cli("train", "--world-size", "0", "--run-dir", tmp_path / "run", "--debug", timeout=60)
     assert out.returncode != 0 and "Traceback" in out.stderr and "ConfigError" in out.stderr
 
 
