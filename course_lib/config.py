@@ -79,6 +79,10 @@ class TrainConfig:
     async_save: bool = False            # rank 0 writes checkpoints in a background thread
     resume: str = "none"                # none | auto | a checkpoint folder
     resume_mode: str = "full"
+    # elastic: nodes that leave and join a running group, which re-forms in-process (membership.py, regroup.py)
+    elastic_endpoint: str = ""          # host:port where the members agree (torchrun's --rdzv-endpoint); "" = a fixed group
+    elastic_heartbeat_s: float = 0.2    # a member silent for 5 beats is dead: found sooner, but a starved one too
+    elastic_peer_state: bool = True     # a joining rank takes the state from a live peer's memory (else the checkpoint)
     # faults (station 5): one kill per listed step, each fired once per run (see faults.py)
     kill_at_step: list[int] = field(default_factory=list)     # [] = no fault
     kill_rank: list[int] = field(default_factory=lambda: [0])  # one rank, or one per kill
@@ -107,6 +111,16 @@ class TrainConfig:
             why = check_layout(self.global_batch_size, self.micro_batch, self.world_size)
             if why:
                 problems.append(why)
+        if self.elastic_endpoint:
+            host, _, port = self.elastic_endpoint.rpartition(":")
+            if not host or not port.isdigit():
+                problems.append(f"elastic_endpoint {self.elastic_endpoint!r} must be HOST:PORT (the torchrun rendezvous "
+                                "endpoint whose store node 0's agent hosts)")
+            if self.reduction != "invariant":
+                problems.append("an elastic group changes its world size as nodes come and go: it needs "
+                                "--reduction invariant (the same bits on any world size)")
+            if self.elastic_heartbeat_s <= 0:
+                problems.append(f"elastic_heartbeat_s must be > 0 (got {self.elastic_heartbeat_s})")
         if self.precision not in ("fp32", "bf16"):
             problems.append(f"precision must be 'fp32' or 'bf16' (got {self.precision!r})")
         problems += [f"kill_mode must be one of {KILL_MODES} (got {m!r})" for m in self.kill_mode if m not in KILL_MODES]

@@ -47,6 +47,22 @@ LABELS = {
     "type a review": "输入一条影评",
     "positive": "正面",
     "negative": "负面",
+    # the timeline of a node lost and gained back (course_lib.elastic.timeline, plots.elastic_timeline)
+    "node {node} lost after step {step}": "第 {step} 步后失去节点 {node}",
+    "node {node} back after step {step}": "第 {step} 步后节点 {node} 回归",
+    "node killed (SIGKILL: agent and worker)": "节点被杀死（SIGKILL：代理进程和工作进程）",
+    "node started (its torchrun agent)": "节点启动（它的 torchrun 代理进程）",
+    "a survivor noticed": "幸存进程察觉到",
+    "the running ranks saw it at a step boundary": "运行中的进程在一步结束时看到它",
+    "its worker process started": "它的工作进程启动",
+    "the members agreed on the new group": "成员商定了新的进程组",
+    "its process group formed": "新的进程组建立",
+    "state from a live peer: {mb:.1f} MB in {s:.2f} s": "从存活的对等进程取得状态：{mb:.1f} MB，用时 {s:.2f} 秒",
+    "a restarted worker reached its process group": "重启的工作进程加入了进程组",
+    "checkpoint of the last finished step committed": "最后完成的一步的检查点已提交",
+    "first step on fewer ranks": "进程数减少后的第一步",
+    "first step on more ranks": "进程数增加后的第一步",
+    "seconds since the event": "距事件发生的秒数",
 }
 
 

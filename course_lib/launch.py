@@ -40,6 +40,7 @@ from tqdm.auto import tqdm
 from .config import ConfigError, TrainConfig
 from .faults import EXIT_PREEMPTED
 from .monitor import LAUNCHED_ENV
+from .torchrun import torchrun_command  # noqa: F401  (launch.torchrun_command, as notebook 03 calls it)
 
 _PROGRESS = "@@progress "
 
@@ -119,9 +120,10 @@ def check_before_start(cfg: TrainConfig) -> None:
 
 
 @contextlib.contextmanager
-def run_dir_lock(run_dir: str | Path):
+def run_dir_lock(run_dir: str | Path, shared: bool = False):
     """Hold ``DIR/.lock`` for the life of a run. The kernel releases it when the holder dies,
-    SIGKILL included, so a crashed run never leaves a stale lock behind."""
+    SIGKILL included, so a crashed run never leaves a stale lock behind. The members of an
+    elastic group (``shared``) hold it together: no other run gets in, and nodes may come and go."""
     try:
         import fcntl
     except ImportError:  # not POSIX: no lock, as before
@@ -130,12 +132,13 @@ def run_dir_lock(run_dir: str | Path):
     Path(run_dir).mkdir(parents=True, exist_ok=True)
     with open(Path(run_dir) / ".lock", "a+") as f:
         try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(f, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
         except BlockingIOError:
             f.seek(0)
             raise ConfigError(f"{run_dir} is in use by another run ({f.read().strip() or 'unknown process'}); "
                               "wait for it to end, stop it, or pick another --run-dir") from None
-        f.truncate(0)
+        if not shared:
+            f.truncate(0)
         f.write(f"pid {os.getpid()} on {socket.gethostname()} since {time.strftime('%H:%M:%S')}\n")
         f.flush()
         try:
@@ -182,6 +185,10 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, local_rank: int, loca
         torch.cuda.set_device(device)
     backend = choose_backend(cfg, device)
     timeout = timedelta(seconds=cfg.timeout_s)
+    if cfg.elastic_endpoint:  # the kit's elastic group: the Trainer joins it, and it re-forms in-process
+        from .membership import run_member
+
+        return run_member(cfg, device, report, backend, timeout)
     store = _elastic_store(rank, world_size, timeout)
     if store is not None:
         dist.init_process_group(backend, store=store, rank=rank, world_size=world_size, timeout=timeout)
@@ -367,14 +374,3 @@ def _killed_rank(ctx) -> int | None:
         if proc.exitcode == -signal.SIGKILL:
             return rank
     return None
-
-
-def torchrun_command(cfg: TrainConfig, nnodes: int = 1, nproc_per_node: int = 2, node_rank: int | str = 0,
-                     master_addr: str = "127.0.0.1", master_port: int = 29500, max_restarts: int = 0) -> str:
-    """The shell command that runs ``cfg`` under torchrun on ``nnodes`` x ``nproc_per_node``
-    ranks (run it on every node with its own ``node_rank``)."""
-    parts = ["torchrun", f"--nnodes {nnodes}", f"--nproc-per-node {nproc_per_node}", f"--node-rank {node_rank}",
-             f"--master-addr {master_addr}", f"--master-port {master_port}"]
-    if max_restarts:
-        parts.append(f"--max-restarts {max_restarts}")
-    return " ".join(parts + ["-m course_lib train", "--run-dir", cfg.run_dir, *cfg.to_args(skip=("run_dir", "world_size"))])

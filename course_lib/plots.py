@@ -160,3 +160,22 @@ def save_interval_curve(costs, mtbf: float, covered: float = 0.0, measured: list
     ax.legend(fontsize=8)
     fig.tight_layout()
     return fig
+
+
+def elastic_timeline(table, lang: str | None = None):
+    """One row per node event of :func:`course_lib.elastic.timeline` (its DataFrame): each moment a
+    dot at its second, labelled, from the node's death (or start) to the first step after it."""
+    from .i18n import resolve, tr
+
+    events = list(dict.fromkeys(table["event"]))
+    fig, axes = plt.subplots(len(events), 1, figsize=(9, 1.9 * len(events) + 0.6), squeeze=False)
+    for ax, event in zip(axes[:, 0], events):
+        rows = table[table["event"] == event].reset_index(drop=True)
+        ax.plot(rows["seconds"], [0] * len(rows), "-o", color="tab:blue")
+        for i, row in rows.iterrows():
+            ax.annotate(f"{row['moment']}  ({row['seconds']:.2f} s)", (row["seconds"], 0), rotation=20, fontsize=8,
+                        xytext=(0, 8 if i % 2 == 0 else -16), textcoords="offset points")
+        ax.set(title=event, yticks=[], xlim=(-0.05 * max(rows["seconds"].max(), 1), 1.6 * max(rows["seconds"].max(), 1)))
+    axes[-1, 0].set_xlabel(tr("seconds since the event", resolve(lang)))
+    fig.tight_layout()
+    return fig
