@@ -3,11 +3,12 @@
 :func:`node_drill` starts the nodes (one torchrun agent and one rank each, with the commands of
 :func:`course_lib.torchrun.torchrun_command`, ``--reduction invariant --resume auto``) and
 carries out a plan: ``("lose", 15)`` kills the last node whole (its agent and its worker,
-SIGKILL) once the run has passed step 15; ``("gain", 30)`` starts a node again once the run has
-passed step 30. The run ends bit-identical to the run never disturbed: the invariant reduction
-gives every world size the same bits, and no step is lost (the survivors hold the last finished
-one). Each event lands in ``DIR/nodes.jsonl``; with the ranks' own records (``attempts.jsonl``,
-``elastic.jsonl``, the ledgers, the checkpoints' manifests) it makes the :func:`timeline`.
+SIGKILL) once the run has passed step 15; ``("gain", 30)`` starts a node (a new one, with its
+own torchrun agent: a replacement machine) once the run has passed step 30. The run ends
+bit-identical to the run never disturbed: the invariant reduction gives every world size the
+same bits, and no step is lost (the survivors hold the last finished one). Each event lands in
+``DIR/nodes.jsonl``; with the ranks' own records (``attempts.jsonl``, ``elastic.jsonl``, the
+ledgers, the checkpoints' manifests) it makes the :func:`timeline`.
 
 Two ways to re-form (``reform``, see :mod:`course_lib.torchrun`): the kit's group re-forms
 in-process (survivors and newcomers, no restart, the state from a live peer), or torchrun's
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -96,18 +98,23 @@ def node_drill(cfg: TrainConfig, plan: list[tuple[str, int]], nodes: int = 2, re
     bad = [e for e, _ in plan if e not in EVENTS]
     if bad:
         raise ValueError(f"plan events must be one of {EVENTS}, got {bad}")
+    if any(nodes + sum(1 if e == "gain" else -1 for e, _ in plan[:i + 1]) < 1 for i in range(len(plan))):
+        raise ValueError("the plan loses node 0, which hosts the store the group agrees through")
     cfg = cfg.replace(resume="auto", reduction="invariant")
     run_dir = Path(cfg.run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(run_dir, ignore_errors=True)  # a drill is a run of its own, from its first step
+    run_dir.mkdir(parents=True)
     port, deadline = free_port(), time.time() + timeout
-    agents = {0: _start_node(cfg, 0, port, reform)}
-    _record(run_dir, event="start", node=0)
-    time.sleep(1)  # node 0's agent hosts the store the others connect to
-    for node in range(1, nodes):
+    agents = {}
+    for node in range(nodes):  # all at once: node 0's agent hosts the store, the others wait for it
         agents[node] = _start_node(cfg, node, port, reform)
         _record(run_dir, event="start", node=node)
-    events = []
+    events, started = [], nodes - 1
     try:
+        while not (run_dir / "metrics" / f"rank{nodes - 1}.jsonl").exists():  # the group has them all
+            if agents[0].poll() is not None or time.time() > deadline:
+                raise RuntimeError(f"the {nodes} nodes never trained together (see {run_dir}/elastic-node*.log)")
+            time.sleep(0.05)
         for what, step in plan:
             _wait_for_step(cfg.run_dir, step, agents[0], deadline)
             if what == "lose":
@@ -119,7 +126,7 @@ def node_drill(cfg: TrainConfig, plan: list[tuple[str, int]], nodes: int = 2, re
                 events.append({"event": "lose", "node": node, "after_step": step,
                                "time": _record(run_dir, event="lose", node=node, after_step=step)})
             else:
-                node = min(n for n in range(nodes + len(plan)) if n not in agents)
+                node = started = started + 1  # a node of its own: a replacement machine, or the same one back
                 agents[node] = _start_node(cfg, node, port, reform)
                 events.append({"event": "gain", "node": node, "after_step": step,
                                "time": _record(run_dir, event="start", node=node, after_step=step)})
@@ -136,8 +143,7 @@ def node_drill(cfg: TrainConfig, plan: list[tuple[str, int]], nodes: int = 2, re
     for e in events:
         e["seconds_to_first_step"] = seconds_to_first_step(run_dir, e["time"])
     return {"exit_code": code, "world_size_at_end": summary.get("world_size"), "summary": summary, "events": events,
-            "log": "\n".join((run_dir / f"elastic-node{n}.log").read_text() for n in sorted(set(range(nodes)) | set(agents))
-                             if (run_dir / f"elastic-node{n}.log").exists())}
+            "log": "\n".join(p.read_text() for p in sorted(run_dir.glob("elastic-node*.log")))}
 
 
 def lose_a_node(cfg: TrainConfig, after_step: int, reform: str = "in-process", timeout: float = 300) -> dict:

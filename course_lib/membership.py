@@ -43,7 +43,7 @@ from typing import Callable
 import torch.distributed as dist
 
 DEAD_AFTER = 5        # beats without a heartbeat: dead
-FORMATION_BEATS = 5   # how long the first generation waits for the other founders, in beats
+FORMATION_BEATS = 15  # how long the first generation waits for the other founders, in beats (3 s)
 POLL_S = 0.01
 
 
