@@ -154,13 +154,20 @@ def lose_a_node(cfg: TrainConfig, after_step: int, reform: str = "in-process", t
     return {**result, "seconds_to_first_step_after": result["events"][0]["seconds_to_first_step"]}
 
 
-def seconds_to_first_step(run_dir: str | Path, since: float) -> float | None:
-    """From ``since`` (a node's death or start) to the first step of the first attempt (a
-    restart, or a generation of an elastic group) that began after it."""
+def _first_step_after(run_dir: str | Path, since: float) -> tuple[float, int] | None:
+    """Time and number of the first step of the first attempt (a restart, or a generation of an
+    elastic group) that began after ``since``."""
     attempt = next((i for i, a in enumerate(read_attempts(run_dir), start=1) if a["started"] > since), None)
-    times = [r["time"] for rank in ledger_ranks(run_dir) for r in read_ledger(run_dir, rank, last_attempt=False)
-             if r["attempt"] == attempt]
-    return min(times) - since if times else None
+    rows = [r for rank in ledger_ranks(run_dir) for r in read_ledger(run_dir, rank, last_attempt=False)
+            if r["attempt"] == attempt]
+    first = min(rows, key=lambda r: r["time"], default=None)
+    return (first["time"], first["step"]) if first else None
+
+
+def seconds_to_first_step(run_dir: str | Path, since: float) -> float | None:
+    """From ``since`` (a node's death or start) to the first step of the group re-formed after it."""
+    first = _first_step_after(run_dir, since)
+    return first[0] - since if first else None
 
 
 def _rows(path: Path) -> list[dict]:
@@ -178,7 +185,8 @@ def timeline(run_dir: str | Path, lang: str | None = None) -> "pandas.DataFrame"
     lang, run_dir = resolve(lang), Path(run_dir)
     episodes = [e for e in _rows(run_dir / "nodes.jsonl") if e["event"] == "lose" or "after_step" in e]
     generations = _rows(run_dir / "elastic.jsonl")
-    saves = [json.loads(m.read_text())["created"] for m in (run_dir / "checkpoints").glob("step-*/manifest.json")]
+    saves = {(m := json.loads(path.read_text()))["step"]: m["created"]
+             for path in (run_dir / "checkpoints").glob("step-*/manifest.json")}
     attempts = read_attempts(run_dir)
     out = []
     for i, ep in enumerate(episodes):
@@ -190,6 +198,7 @@ def timeline(run_dir: str | Path, lang: str | None = None) -> "pandas.DataFrame"
             moments += [(min(g["noticed"] for g in gens if "noticed" in g),
                          "a survivor noticed" if lost else "the running ranks saw it at a step boundary", {})]
             moments += [(g["started"], "its worker process started", {}) for g in gens if g.get("started")]
+            moments += [(g["asked"], "it asked to join (data, model, optimizer ready)", {}) for g in gens if g.get("asked")]
             moments += [(min(g["decided"] for g in gens), "the members agreed on the new group", {}),
                         (max(g["formed"] for g in gens), "its process group formed", {})]
             moments += [(g["ready"], "state from a live peer: {mb:.1f} MB in {s:.2f} s",
@@ -197,12 +206,12 @@ def timeline(run_dir: str | Path, lang: str | None = None) -> "pandas.DataFrame"
                         for g in gens if (g.get("state") or {}).get("bytes")]
         restarted = [a["started"] for a in attempts if t0 <= a["started"] < t1 and not a.get("generation")]
         moments += [(min(restarted), "a restarted worker reached its process group", {})] if restarted else []
-        saved = [t for t in saves if t0 <= t < t1]
-        moments += [(min(saved), "checkpoint of the last finished step committed", {})] if saved else []
-        first = seconds_to_first_step(run_dir, t0)
-        if first is not None:
-            moments.append((t0 + first, "first step on fewer ranks" if lost else "first step on more ranks", {}))
-        name = tr("node {node} lost after step {step}" if lost else "node {node} back after step {step}", lang,
+        first = _first_step_after(run_dir, t0)
+        if first is not None:  # the state the re-formed group starts from: its checkpoint too
+            if first[1] - 1 in saves:
+                moments.append((saves[first[1] - 1], "checkpoint of step {step} committed", {"step": first[1] - 1}))
+            moments.append((first[0], "first step on fewer ranks" if lost else "first step on more ranks", {}))
+        name = tr("node {node} lost after step {step}" if lost else "node {node} joins after step {step}", lang,
                   node=ep["node"], step=ep["after_step"])
         out += sorted(({"event": name, "seconds": round(t - t0, 3), "moment": tr(what, lang, **values)}
                        for t, what, values in moments), key=lambda row: row["seconds"])

@@ -201,19 +201,22 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, local_rank: int, loca
 
 
 def _elastic_store(rank: int, world_size: int, timeout: timedelta):
-    """Under torchrun restarts, a store whose keys are private to this attempt.
+    """Under torchrun, a store whose keys are private to this attempt.
 
-    With torchrun's static rendezvous every restart reuses the same TCPStore, and gloo can
-    read the addresses the previous, killed attempt published there: the restarted ranks then
-    hang in ``init_process_group`` (seen here; cf. pytorch/pytorch#135712). A prefix per
-    ``TORCHELASTIC_RESTART_COUNT`` keeps each attempt's keys apart."""
+    With the agents' shared store (torchrun's default), every restart reuses one TCPStore, and
+    gloo can read the addresses the previous, killed attempt published there: the restarted
+    ranks then hang in ``init_process_group`` (seen here; cf. pytorch/pytorch#135712). A prefix
+    per ``TORCHELASTIC_RESTART_COUNT`` keeps each attempt's keys apart. Without it
+    (``TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1``, the kit's elastic commands) every round has a store
+    of its own, which rank 0 hosts on a fresh port, and no prefix: the nodes' restart counts
+    differ (a failure counts on its node only), so a prefix by them would part the ranks."""
     restart = os.environ.get("TORCHELASTIC_RESTART_COUNT")
     if restart is None or "MASTER_ADDR" not in os.environ:
         return None
     agent_hosts = os.environ.get("TORCHELASTIC_USE_AGENT_STORE") == "True"
     base = dist.TCPStore(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]), world_size,
                          is_master=not agent_hosts and rank == 0, timeout=timeout, multi_tenant=not agent_hosts)
-    return dist.PrefixStore(f"course_lib/attempt-{restart}", base)
+    return dist.PrefixStore(f"course_lib/attempt-{restart}", base) if agent_hosts else base
 
 
 def _spawned_worker(rank: int, cfg_dict: dict, port: int, log_dir: str, data_file: str) -> None:

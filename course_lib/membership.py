@@ -90,7 +90,7 @@ class Membership:
 
     def __init__(self, store, member_id: str, heartbeat_s: float, usable_world: Callable[[int], int], beat_store=None):
         self.store, self.id, self.heartbeat_s, self.usable_world = store, member_id, heartbeat_s, usable_world
-        self.generation, self.decision = 0, None
+        self.generation, self.decision, self.asked = 0, None, None
         self._stop = threading.Event()
         if beat_store is not None:  # a connection of its own: the training thread may be blocked in the store
             store.add(f"hb/{member_id}", 1)
@@ -124,6 +124,7 @@ class Membership:
         """Arrive at the next generation and return its decision, once this member is in it
         (late or on standby: at a later one)."""
         self._check_done()
+        self.asked = time.time()
         target = max(self.generation, self.latest()) + 1
         while True:
             i = self.store.add(f"g{target}/n", 1)

@@ -89,7 +89,7 @@ class Trainer(Resuming, Regrouping):
         else:
             self.resumed_from = self._maybe_resume()
         if decision is not None:
-            self._record_generation(decision, started=group.started, formed=formed)
+            self._record_generation(decision, started=group.started, asked=group.membership.asked, formed=formed)
         if rank == 0:
             for line in self.faults.explain(self.state.global_step, self.total_steps):
                 report.line(line)
