@@ -21,37 +21,47 @@ from course_lib.compare import compare_runs
 from course_lib.config import TrainConfig
 from course_lib.elastic import node_drill
 from course_lib.launch import launch
+from course_lib.checkpoint import STATE_PARTS
 from course_lib.torchrun import RDZV_CONF
 
 BAG = TrainConfig(run_dir="unused", reduction="invariant", train_limit=4000, epochs=6, embed_dim=8, save_every_steps=10,
-                  log_every=10_000, eval_limit=200, warmup_steps=5, threads_per_rank=1, timeout_s=30)
-MINILM = BAG.replace(model="minilm", max_length=64, global_batch_size=16, train_limit=1000, epochs=1, max_steps=14,
+                  log_every=10_000, eval_limit=200, warmup_steps=5, threads_per_rank=1, timeout_s=30, keep_last=100)
+MINILM = BAG.replace(model="minilm", max_length=64, global_batch_size=16, train_limit=1000, epochs=1, max_steps=30,
                      lr=2e-5, save_every_steps=100, timeout_s=120)
 
 
 def _joined(run: Path) -> dict:
     rows = [json.loads(line) for line in (run / "elastic.jsonl").read_text().splitlines()]
     newcomer = next(r for r in rows if r.get("state"))
-    return {"state_via": newcomer["state"]["via"], "state_mb": round(newcomer["state"].get("bytes", 0) / 2**20, 1),
+    size = newcomer["state"].get("bytes") or sum(  # from the checkpoint: its state parts' size on disk
+        (run / "checkpoints" / f"step-{newcomer['step']:08d}" / name).stat().st_size for name in STATE_PARTS)
+    return {"state_via": newcomer["state"]["via"], "state_mb": round(size / 2**20, 1),
             "state_seconds": round(newcomer["state"]["seconds"], 3),
-            "arrival_to_ready_seconds": round(newcomer["ready"] - newcomer["decided"], 3)}
+            "asked_to_ready_seconds": round(newcomer["ready"] - newcomer["asked"], 3),
+            "worker_start_to_ready_seconds": round(newcomer["ready"] - newcomer["started"], 3),
+            "started": newcomer["started"]}
 
 
 def cycle(work: Path, ref: Path, reform: str, rep: int) -> dict:
     run = work / f"cycle-{reform}-{rep}"
     r = node_drill(BAG.replace(run_dir=str(run)), [("lose", 15 + 5 * rep), ("gain", 30 + 5 * rep)], reform=reform)
     lost, gained = r["events"]
-    return {"reform": reform, "exit_code": r["exit_code"], "world_size_at_end": r["world_size_at_end"],
-            "identical": compare_runs(ref, run)["identical"], "death_to_first_step": round(lost["seconds_to_first_step"], 2),
-            "start_to_first_step": round(gained["seconds_to_first_step"], 2),
-            **(_joined(run) if reform == "in-process" else {})}
+    out = {"reform": reform, "exit_code": r["exit_code"], "world_size_at_end": r["world_size_at_end"],
+           "identical": compare_runs(ref, run)["identical"], "death_to_first_step": round(lost["seconds_to_first_step"], 2),
+           "start_to_first_step": round(gained["seconds_to_first_step"], 2)}
+    if reform == "in-process":  # the newcomer's own records: when its worker process began (torchft's "start")
+        out.update(_joined(run))
+        out["worker_start_to_first_step"] = round(gained["time"] + gained["seconds_to_first_step"] - out.pop("started"), 2)
+    return out
 
 
 def join(work: Path, cfg: TrainConfig, name: str, peer: bool, ref: Path, after_step: int) -> dict:
     run = work / f"join-{name}-{'peer' if peer else 'disk'}"
     r = node_drill(cfg.replace(run_dir=str(run), elastic_peer_state=peer), [("gain", after_step)], nodes=1)
+    joined = _joined(run)
+    joined.pop("started")
     return {"model": name, "exit_code": r["exit_code"], "identical": compare_runs(ref, run)["identical"],
-            "start_to_first_step": round(r["events"][0]["seconds_to_first_step"], 2), **_joined(run)}
+            "start_to_first_step": round(r["events"][0]["seconds_to_first_step"], 2), **joined}
 
 
 def main():
@@ -69,8 +79,9 @@ def main():
     summary = {}
     for reform in ("in-process", "restart"):
         rows = [c for c in cycles if c["reform"] == reform]
+        keys = ("death_to_first_step", "start_to_first_step") + (("worker_start_to_first_step",) if reform == "in-process" else ())
         summary[reform] = {k: {"median": statistics.median(c[k] for c in rows), "min": min(c[k] for c in rows),
-                               "max": max(c[k] for c in rows)} for k in ("death_to_first_step", "start_to_first_step")}
+                               "max": max(c[k] for c in rows)} for k in keys}
         summary[reform]["identical"] = sum(c["identical"] for c in rows)
         summary[reform]["runs"] = len(rows)
     write("elastic", {"rdzv_conf": RDZV_CONF, "cycles": cycles, "joins": joins, "summary": summary,
