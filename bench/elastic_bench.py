@@ -74,12 +74,12 @@ def main():
         launch(BAG.replace(run_dir=str(refs["bag"])), quiet=True)
         launch(MINILM.replace(run_dir=str(refs["minilm"]), world_size=1), quiet=True)
         cycles = [cycle(work, refs["bag"], reform, rep) for rep in range(a.reps) for reform in ("in-process", "restart")]
-        joins = [join(work, cfg, name, peer, refs[name], step) for name, cfg, step in (("bag", BAG, 10), ("minilm", MINILM, 2))
-                 for peer in (True, False)]
+        joins = [join(work, cfg, name, peer, refs[name], step)
+                 for name, cfg, step in (("bag", BAG, 10), ("minilm", MINILM, 2)) for peer in (True, False)]
     summary = {}
     for reform in ("in-process", "restart"):
         rows = [c for c in cycles if c["reform"] == reform]
-        keys = ("death_to_first_step", "start_to_first_step") + (("worker_start_to_first_step",) if reform == "in-process" else ())
+        keys = ["death_to_first_step", "start_to_first_step"] + ["worker_start_to_first_step"] * (reform == "in-process")
         summary[reform] = {k: {"median": statistics.median(c[k] for c in rows), "min": min(c[k] for c in rows),
                                "max": max(c[k] for c in rows)} for k in keys}
         summary[reform]["identical"] = sum(c["identical"] for c in rows)

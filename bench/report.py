@@ -189,10 +189,11 @@ def elastic(r: dict) -> tuple[list, str]:
             rows.append(("... its worker process's start -> first step of the grown group (torchft's replica: no agent)",
                          spread(s, "worker_start_to_first_step"), "recorded", None))
     for j in r["joins"]:
-        rows.append((f"`{j['model']}`: a newcomer takes the state from {'a live peer (process group)' if j['state_via'] == 'peer' else 'the checkpoint'}",
-                     f"{j['state_mb']} MB in {j['state_seconds']:.2f} s; asked to join -> ready {j['asked_to_ready_seconds']:.2f} s; "
-                     f"node start -> first step {j['start_to_first_step']:.2f} s; identical: {_yes(j['identical'])}",
-                     "recorded", None))
+        source = "a live peer (process group)" if j["state_via"] == "peer" else "the checkpoint"
+        rows.append((f"`{j['model']}`: a newcomer takes the state from {source}",
+                     f"{j['state_mb']} MB in {j['state_seconds']:.2f} s; asked to join -> ready "
+                     f"{j['asked_to_ready_seconds']:.2f} s; node start -> first step {j['start_to_first_step']:.2f} s; "
+                     f"identical: {_yes(j['identical'])}", "recorded", None))
     return rows, ""
 
 

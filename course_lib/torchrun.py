@@ -18,7 +18,10 @@ cluster: a silent node is dropped after ``keep_alive_interval x keep_alive_max_a
 and a group with enough nodes waits ``last_call_timeout`` (30 s) for more. Shorter finds a dead
 node sooner, and declares a slow one dead sooner: with 1 s x 2 on this 2-core machine, one late
 heartbeat of a busy agent made a newcomer drop the running node and start a second group (the
-run directory's lock refused it). 1 s x 3 left that margin.
+run directory's lock refused it). 1 s x 3 left that margin. They decide how fast torchrun
+re-forms (``restart``); in-process, the members' own heartbeat decides
+(``--elastic-heartbeat-s``, 0.2 s: silent for 1 s is dead), and the keep-alive only how soon a
+node restarted under the same ``--rdzv-id`` gets past its predecessor's entry.
 """
 from __future__ import annotations
 
