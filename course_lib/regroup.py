@@ -52,8 +52,12 @@ class Regrouping:
             if self.rank == 0:
                 self._emergency_save(background=True)
         self.invariant = self.ddp = None  # the old groups' last references (see ElasticGroup.dissolve)
-        self.group.dissolve()
-        decision = self.group.form(self.state.global_step, holds_state=True, reason=reason, trigger=False)
+        try:
+            self.group.dissolve()
+            decision = self.group.form(self.state.global_step, holds_state=True, reason=reason, trigger=False)
+        except BaseException:  # no group: torchrun restarts this worker, which resumes from the disk
+            self.writer.wait()  # so the save of the last finished step lands first
+            raise
         formed = time.time()
         self._join(decision.members.index(self.group.id), decision.world_size)
         if decision.needs_state:
