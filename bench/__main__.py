@@ -17,7 +17,7 @@ BENCHMARKS = {
     "scaling": (["scaling_bench.py"], 16),
     "checkpoint": (["checkpoint_bench.py"], 16),
     "reduction": (["reduction_bench.py"], 5),
-    "elastic": (["elastic_bench.py"], 2),
+    "elastic": (["elastic_bench.py"], 10),
     "chaos_drill": (["chaos_drill.py"], 6),
     "save_interval": (["save_interval_bench.py"], 95),
     "pipeline": (["pipeline_bench.py"], 3),

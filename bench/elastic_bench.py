@@ -1,9 +1,17 @@
-"""torchrun elastic scale-down: seconds from a node's death to the first step of the shrunken
-group, and whether the run ends bit-identical to the 2-rank run never disturbed.
+"""Nodes lost and gained back under torchrun (loopback, one rank per node, invariant reduction).
 
-    python bench/elastic_bench.py [--reps 3] [--train-limit 4000]
+1. The cycle 2 -> 1 -> 2 nodes, ``--reps`` times each way, interleaved: the group re-formed
+   in-process (the kit) or by torchrun's restarts. Seconds from the node's death to the first step
+   of the shrunken group, and from the node's start (its torchrun agent) to the first step of the
+   grown group; whether the run ends bit-identical to the run never disturbed.
+2. How a newcomer gets the state, for ``bag`` and ``minilm``: from the live peer's memory over the
+   process group, or from the checkpoint the peer commits first (one node running, a second one
+   joins): the hand-over's seconds and size, and the newcomer's arrival to its first step.
+
+    python bench/elastic_bench.py [--reps 3]
 """
 import argparse
+import json
 import statistics
 import tempfile
 from pathlib import Path
@@ -11,30 +19,75 @@ from pathlib import Path
 from common import write
 from course_lib.compare import compare_runs
 from course_lib.config import TrainConfig
-from course_lib.elastic import lose_a_node
+from course_lib.elastic import node_drill
 from course_lib.launch import launch
+from course_lib.checkpoint import STATE_PARTS
+from course_lib.torchrun import RDZV_CONF
+
+BAG = TrainConfig(run_dir="unused", reduction="invariant", train_limit=4000, epochs=6, embed_dim=8, save_every_steps=10,
+                  log_every=10_000, eval_limit=200, warmup_steps=5, threads_per_rank=1, timeout_s=30, keep_last=100)
+MINILM = BAG.replace(model="minilm", max_length=64, global_batch_size=16, train_limit=1000, epochs=1, max_steps=30,
+                     lr=2e-5, save_every_steps=100, timeout_s=120)
+
+
+def _joined(run: Path) -> dict:
+    rows = [json.loads(line) for line in (run / "elastic.jsonl").read_text().splitlines()]
+    newcomer = next(r for r in rows if r.get("state"))
+    size = newcomer["state"].get("bytes") or sum(  # from the checkpoint: its state parts' size on disk
+        (run / "checkpoints" / f"step-{newcomer['step']:08d}" / name).stat().st_size for name in STATE_PARTS)
+    return {"state_via": newcomer["state"]["via"], "state_mb": round(size / 2**20, 1),
+            "state_seconds": round(newcomer["state"]["seconds"], 3),
+            "asked_to_ready_seconds": round(newcomer["ready"] - newcomer["asked"], 3),
+            "worker_start_to_ready_seconds": round(newcomer["ready"] - newcomer["started"], 3),
+            "started": newcomer["started"]}
+
+
+def cycle(work: Path, ref: Path, reform: str, rep: int) -> dict:
+    run = work / f"cycle-{reform}-{rep}"
+    r = node_drill(BAG.replace(run_dir=str(run)), [("lose", 15 + 5 * rep), ("gain", 30 + 5 * rep)], reform=reform)
+    lost, gained = r["events"]
+    out = {"reform": reform, "exit_code": r["exit_code"], "world_size_at_end": r["world_size_at_end"],
+           "identical": compare_runs(ref, run)["identical"], "death_to_first_step": round(lost["seconds_to_first_step"], 2),
+           "start_to_first_step": round(gained["seconds_to_first_step"], 2)}
+    if reform == "in-process":  # the newcomer's own records: when its worker process began (torchft's "start")
+        out.update(_joined(run))
+        out["worker_start_to_first_step"] = round(gained["time"] + gained["seconds_to_first_step"] - out.pop("started"), 2)
+    return out
+
+
+def join(work: Path, cfg: TrainConfig, name: str, peer: bool, ref: Path, after_step: int) -> dict:
+    run = work / f"join-{name}-{'peer' if peer else 'disk'}"
+    r = node_drill(cfg.replace(run_dir=str(run), elastic_peer_state=peer), [("gain", after_step)], nodes=1)
+    joined = _joined(run)
+    joined.pop("started")
+    return {"model": name, "exit_code": r["exit_code"], "identical": compare_runs(ref, run)["identical"],
+            "start_to_first_step": round(r["events"][0]["seconds_to_first_step"], 2), **joined}
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--train-limit", type=int, default=4000)
     a = ap.parse_args()
-    base = TrainConfig(run_dir="unused", reduction="invariant", train_limit=a.train_limit, epochs=1, embed_dim=8,
-                       save_every_steps=10, log_every=10_000, eval_limit=200, warmup_steps=5, threads_per_rank=1,
-                       timeout_s=30)
-    runs = []
-    with tempfile.TemporaryDirectory() as work:
-        ref = Path(work) / "reference"
-        launch(base.replace(run_dir=str(ref)), quiet=True)
-        for rep in range(a.reps):
-            run = Path(work) / f"lose-{rep}"
-            r = lose_a_node(base.replace(run_dir=str(run)), after_step=15 + 5 * rep)
-            runs.append({"after_step": 15 + 5 * rep, "exit_code": r["exit_code"], "world_size_at_end": r["world_size_at_end"],
-                         "identical": compare_runs(ref, run)["identical"],
-                         "seconds_to_first_step_after": round(r["seconds_to_first_step_after"], 2)})
-    write("elastic", {"runs": runs, "identical": sum(r["identical"] for r in runs),
-                      "seconds_to_first_step_median": statistics.median(r["seconds_to_first_step_after"] for r in runs)})
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        refs = {"bag": work / "ref-bag", "minilm": work / "ref-minilm"}
+        launch(BAG.replace(run_dir=str(refs["bag"])), quiet=True)
+        launch(MINILM.replace(run_dir=str(refs["minilm"]), world_size=1), quiet=True)
+        cycles = [cycle(work, refs["bag"], reform, rep) for rep in range(a.reps) for reform in ("in-process", "restart")]
+        joins = [join(work, cfg, name, peer, refs[name], step)
+                 for name, cfg, step in (("bag", BAG, 10), ("minilm", MINILM, 2)) for peer in (True, False)]
+    summary = {}
+    for reform in ("in-process", "restart"):
+        rows = [c for c in cycles if c["reform"] == reform]
+        keys = ["death_to_first_step", "start_to_first_step"] + ["worker_start_to_first_step"] * (reform == "in-process")
+        summary[reform] = {k: {"median": statistics.median(c[k] for c in rows), "min": min(c[k] for c in rows),
+                               "max": max(c[k] for c in rows)} for k in keys}
+        summary[reform]["identical"] = sum(c["identical"] for c in rows)
+        summary[reform]["runs"] = len(rows)
+    write("elastic", {"rdzv_conf": RDZV_CONF, "cycles": cycles, "joins": joins, "summary": summary,
+                      "conditions": "2 cores, loopback, one rank per node (1 thread), bag: 300 steps of 64 reviews; "
+                                    "run under flock /tmp/cpu.lock (nothing else training)",
+                      "torchft_reference_seconds": {"death_to_next_step": 5.1, "start_to_training": 3.5}})
 
 
 if __name__ == "__main__":

@@ -161,12 +161,40 @@ def reduction(r: dict) -> tuple[list, str]:
 
 
 def elastic(r: dict) -> tuple[list, str]:
-    n = len(r["runs"])
-    return [("torchrun `--nnodes 1:2`, one of two nodes killed whole mid-run (invariant reduction)",
-             f"{r['identical']} of {n} runs finished on 1 rank bit-identical to the undisturbed 2-rank run",
-             f"{n} of {n}", r["identical"] == n),
-            ("node's death -> first step of the shrunken group", f"{r['seconds_to_first_step_median']:.1f} s median "
-             f"({', '.join(str(x['seconds_to_first_step_after']) for x in r['runs'])})", "recorded", None)], ""
+    if "summary" not in r:  # the first recording: scale-down through torchrun's restarts only
+        n = len(r["runs"])
+        return [("torchrun `--nnodes 1:2`, one of two nodes killed whole mid-run (invariant reduction)",
+                 f"{r['identical']} of {n} runs finished on 1 rank bit-identical to the undisturbed 2-rank run",
+                 f"{n} of {n}", r["identical"] == n),
+                ("node's death -> first step of the shrunken group", f"{r['seconds_to_first_step_median']:.1f} s median "
+                 f"({', '.join(str(x['seconds_to_first_step_after']) for x in r['runs'])})", "recorded", None)], ""
+    ref, rows = r["torchft_reference_seconds"], []
+
+    def spread(s: dict, key: str) -> str:
+        runs = ", ".join(f"{c[key]:.2f}" for c in r["cycles"] if c["reform"] == reform)
+        return f"{s[key]['median']:.2f} s median ({runs})"
+
+    for reform, how in (("in-process", "re-formed in-process (the kit)"), ("restart", "re-formed by torchrun's restarts")):
+        s = r["summary"][reform]
+        fast = reform == "in-process"
+        rows += [(f"2 -> 1 -> 2 nodes, {how}: bit-identical to the undisturbed run", f"{s['identical']} of {s['runs']} runs",
+                  f"{s['runs']} of {s['runs']}", s["identical"] == s["runs"]),
+                 ("... a node's death -> first step of the shrunken group", spread(s, "death_to_first_step"),
+                  f"< 3 s (torchft here: {ref['death_to_next_step']} s)" if fast else "recorded",
+                  s["death_to_first_step"]["median"] < 3 if fast else None),
+                 ("... a node's start (its torchrun agent) -> first step of the grown group", spread(s, "start_to_first_step"),
+                  f"< 3 s (torchft here: {ref['start_to_training']} s)" if fast else "recorded",
+                  s["start_to_first_step"]["median"] < 3 if fast else None)]
+        if fast:
+            rows.append(("... its worker process's start -> first step of the grown group (torchft's replica: no agent)",
+                         spread(s, "worker_start_to_first_step"), "recorded", None))
+    for j in r["joins"]:
+        source = "a live peer (process group)" if j["state_via"] == "peer" else "the checkpoint"
+        rows.append((f"`{j['model']}`: a newcomer takes the state from {source}",
+                     f"{j['state_mb']} MB in {j['state_seconds']:.2f} s; asked to join -> ready "
+                     f"{j['asked_to_ready_seconds']:.2f} s; node start -> first step {j['start_to_first_step']:.2f} s; "
+                     f"identical: {_yes(j['identical'])}", "recorded", None))
+    return rows, ""
 
 
 def pipeline(r: dict) -> tuple[list, str]:
@@ -237,7 +265,7 @@ SECTIONS = [("Station 1 · near-duplicate detection", "near_dup", near_dup),
             ("Station 4 · checkpoint cost", "checkpoint", checkpoint),
             ("Station 5 · chaos drill", "chaos_drill", chaos),
             ("Stations 3 + 5 · the invariant reduction's cost", "reduction", reduction),
-            ("Station 5 · a node lost for good (torchrun elastic)", "elastic", elastic),
+            ("Station 5 · a node lost and gained back (torchrun elastic)", "elastic", elastic),
             ("Stations 4 + 5 · how often to save, under real random failures", "save_interval", save_interval),
             ("Stations 1-5 · the main job", "pipeline", pipeline),
             ("GPU check (`bench/gpu_check.sh`)", "gpu_check", gpu)]

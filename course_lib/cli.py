@@ -43,7 +43,8 @@ def _cmd_train(args) -> int:
         rank = int(os.environ["RANK"])
         check_before_start(cfg)
         local_world = int(os.environ.get("LOCAL_WORLD_SIZE", cfg.world_size))
-        with run_dir_lock(cfg.run_dir) if rank == 0 else nullcontext():
+        elastic = bool(cfg.elastic_endpoint)  # every member holds the lock: nodes come and go
+        with run_dir_lock(cfg.run_dir, shared=elastic) if rank == 0 or elastic else nullcontext():
             run_rank(cfg, rank, cfg.world_size, int(os.environ.get("LOCAL_RANK", 0)), local_world,
                      Reporter(rank, progress=False))
         exit_now(0)  # the work is on disk: leave without the interpreter's teardown (see exit_now)

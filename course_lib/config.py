@@ -107,6 +107,13 @@ class TrainConfig:
                          "checkpoint folder DIR/checkpoints/step-N")
     resume_mode: str = option("full", CKPT, "what a resume restores; anything but full leaves state out on purpose "
                               "(notebook 05)", RESUME_MODES)
+    # elastic: nodes that leave and join a running group, which re-forms in-process (membership.py, regroup.py)
+    elastic_endpoint: str = option("", PROCS, "host:port where elastic members agree (torchrun's --rdzv-endpoint); "
+                                   "empty = a fixed group")
+    elastic_heartbeat_s: float = option(0.2, PROCS, "an elastic member silent for 5 beats is dead: found sooner, "
+                                        "but a starved one too")
+    elastic_peer_state: bool = option(True, PROCS, "a joining rank takes the state from a live peer's memory "
+                                      "(else from the checkpoint)")
     # faults (station 5): one kill per listed step, each fired once per run (see faults.py)
     kill_at_step: list[int] = option([], FAULTS, "kill a rank as these steps begin, each once per run "
                                      "(--kill-at-step 13 27); none = no fault")
@@ -140,6 +147,16 @@ class TrainConfig:
             why = check_layout(self.global_batch_size, self.micro_batch, self.world_size)
             if why:
                 problems.append(why)
+        if self.elastic_endpoint:
+            host, _, port = self.elastic_endpoint.rpartition(":")
+            if not host or not port.isdigit():
+                problems.append(f"elastic_endpoint {self.elastic_endpoint!r} must be HOST:PORT (the torchrun rendezvous "
+                                "endpoint whose store node 0's agent hosts)")
+            if self.reduction != "invariant":
+                problems.append("an elastic group changes its world size as nodes come and go: it needs "
+                                "--reduction invariant (the same bits on any world size)")
+            if self.elastic_heartbeat_s <= 0:
+                problems.append(f"elastic_heartbeat_s must be > 0 (got {self.elastic_heartbeat_s})")
         if self.precision not in ("fp32", "bf16"):
             problems.append(f"precision must be 'fp32' or 'bf16' (got {self.precision!r})")
         problems += [f"kill_mode must be one of {KILL_MODES} (got {m!r})" for m in self.kill_mode if m not in KILL_MODES]

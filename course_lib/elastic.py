@@ -1,26 +1,30 @@
-"""A node lost for good: torchrun's elastic rendezvous, for real.
+"""Nodes lost and gained back, for real: torchrun agents on this machine play the nodes.
 
-Two torchrun agents on this machine play two nodes (``--nnodes 1:2 --rdzv-backend c10d``, one
-rank each, the run in ``--reduction invariant`` with ``--resume auto``). :func:`lose_a_node`
-starts both; once the run has passed a given step, the second node is killed whole (its agent
-and its worker, SIGKILL). The surviving rank notices in its next collective, saves the last
-finished step (an emergency checkpoint), and its agent re-forms the group with the one node
-left, which resumes on 1 rank and ends bit-identical to the 2-rank run never disturbed.
+:func:`node_drill` starts the nodes (one torchrun agent and one rank each, with the commands of
+:func:`course_lib.torchrun.torchrun_command`, ``--reduction invariant --resume auto``) and
+carries out a plan: ``("lose", 15)`` kills the last node whole (its agent and its worker,
+SIGKILL) once the run has passed step 15; ``("gain", 30)`` starts a node (a new one, with its
+own torchrun agent: a replacement machine) once the run has passed step 30. The run ends
+bit-identical to the run never disturbed: the invariant reduction gives every world size the
+same bits, and no step is lost (the survivors hold the last finished one). Each event lands in
+``DIR/nodes.jsonl``; with the ranks' own records (``attempts.jsonl``, ``elastic.jsonl``, the
+ledgers, the checkpoints' manifests) it makes the :func:`timeline`.
 
-Scale-up (a node joining a running 1-node group) did not work here: the first agent noticed
-the newcomer, stopped its worker (which saved, as on any SIGTERM), but the next rendezvous round
-timed out waiting for both agents' ``role_info`` keys (60 s).
+Two ways to re-form (``reform``, see :mod:`course_lib.torchrun`): the kit's group re-forms
+in-process (survivors and newcomers, no restart, the state from a live peer), or torchrun's
+agents restart every worker, which resumes from the checkpoint.
 
-What we learned (torch 2.13, CPU, loopback): both agents match the endpoint's host, so one
-must be told to host the rendezvous store (``--rdzv-conf is_host=1``) and the other not
-(``is_host=0``), or both may try. The node hosting the store is a single point of failure:
-lose the *other* one. An agent starts its workers in sessions of their own, so killing the
-agent's process group leaves its worker running: kill the worker too (what a lost machine does).
+What we learned (torch 2.13, CPU, loopback): both agents match the endpoint's host, so one must
+be told to host the rendezvous store (``is_host=1``) and the other not, or both may try. The node
+hosting the store is a single point of failure: lose the *other* one. An agent starts its
+workers in sessions of their own, so killing the agent's process group leaves its worker
+running: kill the worker too (what a lost machine does).
 """
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -29,17 +33,24 @@ from pathlib import Path
 
 from .config import TrainConfig
 from .launch import free_port
-from .monitor import read_ledger
+from .monitor import ledger_ranks, read_attempts, read_ledger
+from .torchrun import torchrun_parts
 
-LAST_CALL_S = 2  # how long a re-forming group waits for more nodes once it has enough (torch's default: 30 s)
+EVENTS = ("lose", "gain")
 
 
-def _agent(cfg: TrainConfig, port: int, host: bool, log: Path) -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--nnodes", "1:2", "--nproc-per-node", "1",
-           "--rdzv-backend", "c10d", "--rdzv-endpoint", f"127.0.0.1:{port}", "--rdzv-id", "course-lib-elastic",
-           "--rdzv-conf", f"is_host={int(host)},last_call_timeout={LAST_CALL_S}", "--max-restarts", "3",
-           "-m", "course_lib", "train", "--run-dir", cfg.run_dir, *cfg.to_args(skip=("run_dir", "world_size"))]
-    return subprocess.Popen(cmd, stdout=open(log, "w"), stderr=subprocess.STDOUT, start_new_session=True)
+def _record(run_dir: Path, **event) -> float:
+    event["time"] = time.time()
+    with open(run_dir / "nodes.jsonl", "a") as f:
+        f.write(json.dumps(event) + "\n")
+    return event["time"]
+
+
+def _start_node(cfg: TrainConfig, node: int, port: int, reform: str) -> subprocess.Popen:
+    env, argv = torchrun_parts(cfg, "1:2", 1, node, "127.0.0.1", port, 3, reform)
+    argv = [sys.executable, "-m", "torch.distributed.run", *argv[1:]]
+    log = open(Path(cfg.run_dir) / f"elastic-node{node}.log", "a")
+    return subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env={**os.environ, **env})
 
 
 def _children(pid: int) -> list[int]:
@@ -55,46 +66,153 @@ def _children(pid: int) -> list[int]:
     return out
 
 
-def _wait_for_step(run_dir: str, step: int, agent: subprocess.Popen, timeout: float) -> None:
-    deadline = time.time() + timeout
-    while max((r["step"] for r in read_ledger(run_dir, 0, last_attempt=False)), default=0) < step:
+def _newest_step(run_dir: str) -> int:
+    """The newest step in any ledger, from the last line of each: the drill polls it while the
+    ranks train, and parsing whole ledgers 20 times a second would take CPU from them."""
+    newest = 0
+    for path in (Path(run_dir) / "metrics").glob("rank*.jsonl"):
+        with open(path, "rb") as f:
+            f.seek(max(0, path.stat().st_size - 8192))
+            lines = f.read().splitlines()
+        for line in reversed(lines[1:] if len(lines) > 1 else lines):
+            try:
+                newest = max(newest, json.loads(line)["step"])
+                break
+            except ValueError:  # a line being written
+                continue
+    return newest
+
+
+def _wait_for_step(run_dir: str, step: int, agent: subprocess.Popen, deadline: float) -> None:
+    while _newest_step(run_dir) < step:
         if agent.poll() is not None or time.time() > deadline:
-            raise RuntimeError(f"the run never reached step {step} (see {run_dir}/elastic-*.log)")
-        time.sleep(0.05)
+            raise RuntimeError(f"the run never reached step {step} (see {run_dir}/elastic-node*.log)")
+        time.sleep(0.02)
 
 
-def _finish(agent: subprocess.Popen, cfg: TrainConfig, event_time: float, timeout: float) -> dict:
-    try:
-        code = agent.wait(timeout)
-    except subprocess.TimeoutExpired:
-        agent.kill()
-        raise RuntimeError(f"the elastic run did not finish in {timeout} s (see {cfg.run_dir}/elastic-*.log)") from None
-    rows = read_ledger(cfg.run_dir, 0, last_attempt=False)
-    last = max(r["attempt"] for r in rows)
-    summary_path = Path(cfg.run_dir) / "final" / "summary.json"
-    summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}
-    return {"exit_code": code, "world_size_at_end": summary.get("world_size"), "summary": summary,
-            "seconds_to_first_step_after": min(r["time"] for r in rows if r["attempt"] == last) - event_time,
-            "log": (Path(cfg.run_dir) / "elastic-node0.log").read_text()}
-
-
-def lose_a_node(cfg: TrainConfig, after_step: int, timeout: float = 300) -> dict:
-    """Two nodes train ``cfg``; after ``after_step`` the second is killed whole; the first
-    finishes alone. Returns its exit code, the final world size and the seconds from the
-    node's death to the first step of the shrunken group."""
+def node_drill(cfg: TrainConfig, plan: list[tuple[str, int]], nodes: int = 2, reform: str = "in-process",
+               timeout: float = 300) -> dict:
+    """Start ``nodes`` nodes on ``cfg`` and carry out ``plan`` (see the module docstring). Returns
+    node 0's exit code, the world size at the end, the summary, and per event the seconds from the
+    node's death (or start) to the first step of the re-formed group."""
+    bad = [e for e, _ in plan if e not in EVENTS]
+    if bad:
+        raise ValueError(f"plan events must be one of {EVENTS}, got {bad}")
+    if any(nodes + sum(1 if e == "gain" else -1 for e, _ in plan[:i + 1]) < 1 for i in range(len(plan))):
+        raise ValueError("the plan loses node 0, which hosts the store the group agrees through")
     cfg = cfg.replace(resume="auto", reduction="invariant")
-    Path(cfg.run_dir).mkdir(parents=True, exist_ok=True)
-    port = free_port()
-    first = _agent(cfg, port, True, Path(cfg.run_dir) / "elastic-node0.log")
-    time.sleep(1)
-    second = _agent(cfg, port, False, Path(cfg.run_dir) / "elastic-node1.log")
+    run_dir = Path(cfg.run_dir)
+    shutil.rmtree(run_dir, ignore_errors=True)  # a drill is a run of its own, from its first step
+    run_dir.mkdir(parents=True)
+    port, deadline = free_port(), time.time() + timeout
+    agents = {}
+    for node in range(nodes):  # all at once: node 0's agent hosts the store, the others wait for it
+        agents[node] = _start_node(cfg, node, port, reform)
+        _record(run_dir, event="start", node=node)
+    events, started = [], nodes - 1
     try:
-        _wait_for_step(cfg.run_dir, after_step, first, timeout)
-        for pid in (*_children(second.pid), second.pid):  # the machine is gone: its worker and its agent
-            os.kill(pid, signal.SIGKILL)
-        died = time.time()
-        return _finish(first, cfg, died, timeout)
+        while not (run_dir / "metrics" / f"rank{nodes - 1}.jsonl").exists():  # the group has them all
+            if agents[0].poll() is not None or time.time() > deadline:
+                raise RuntimeError(f"the {nodes} nodes never trained together (see {run_dir}/elastic-node*.log)")
+            time.sleep(0.05)
+        for what, step in plan:
+            _wait_for_step(cfg.run_dir, step, agents[0], deadline)
+            if what == "lose":
+                node = max(n for n, a in agents.items() if a.poll() is None)
+                victim = agents.pop(node)
+                for pid in (*_children(victim.pid), victim.pid):  # the machine is gone: its worker and its agent
+                    os.kill(pid, signal.SIGKILL)
+                victim.wait()
+                events.append({"event": "lose", "node": node, "after_step": step,
+                               "time": _record(run_dir, event="lose", node=node, after_step=step)})
+            else:
+                node = started = started + 1  # a node of its own: a replacement machine, or the same one back
+                agents[node] = _start_node(cfg, node, port, reform)
+                events.append({"event": "gain", "node": node, "after_step": step,
+                               "time": _record(run_dir, event="start", node=node, after_step=step)})
+        try:
+            code = agents[0].wait(max(1.0, deadline - time.time()))
+        except subprocess.TimeoutExpired:
+            raise RuntimeError(f"the elastic run did not finish in {timeout} s (see {run_dir}/elastic-node*.log)") from None
     finally:
-        for agent in (first, second):
+        for agent in agents.values():
             if agent.poll() is None:
                 agent.kill()
+    summary_path = run_dir / "final" / "summary.json"
+    summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}
+    for e in events:
+        e["seconds_to_first_step"] = seconds_to_first_step(run_dir, e["time"])
+    return {"exit_code": code, "world_size_at_end": summary.get("world_size"), "summary": summary, "events": events,
+            "log": "\n".join(p.read_text() for p in sorted(run_dir.glob("elastic-node*.log")))}
+
+
+def lose_a_node(cfg: TrainConfig, after_step: int, reform: str = "in-process", timeout: float = 300) -> dict:
+    """Two nodes train ``cfg``; after ``after_step`` the second is killed whole; the first finishes
+    alone. Also returns ``seconds_to_first_step_after``: the node's death to the shrunken group's
+    first step."""
+    result = node_drill(cfg, [("lose", after_step)], 2, reform, timeout)
+    return {**result, "seconds_to_first_step_after": result["events"][0]["seconds_to_first_step"]}
+
+
+def _first_step_after(run_dir: str | Path, since: float) -> tuple[float, int] | None:
+    """Time and number of the first step of the first attempt (a restart, or a generation of an
+    elastic group) that began after ``since``."""
+    attempt = next((i for i, a in enumerate(read_attempts(run_dir), start=1) if a["started"] > since), None)
+    rows = [r for rank in ledger_ranks(run_dir) for r in read_ledger(run_dir, rank, last_attempt=False)
+            if r["attempt"] == attempt]
+    first = min(rows, key=lambda r: r["time"], default=None)
+    return (first["time"], first["step"]) if first else None
+
+
+def seconds_to_first_step(run_dir: str | Path, since: float) -> float | None:
+    """From ``since`` (a node's death or start) to the first step of the group re-formed after it."""
+    first = _first_step_after(run_dir, since)
+    return first[0] - since if first else None
+
+
+def _rows(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+
+
+def timeline(run_dir: str | Path, lang: str | None = None) -> "pandas.DataFrame":
+    """Each node event of a drill, moment by moment, from the run's own records: seconds since
+    the node died (or started), what happened, and which record says so (in the notebook's
+    language, :mod:`course_lib.i18n`)."""
+    import pandas as pd
+
+    from .i18n import resolve, tr
+
+    lang, run_dir = resolve(lang), Path(run_dir)
+    episodes = [e for e in _rows(run_dir / "nodes.jsonl") if e["event"] == "lose" or "after_step" in e]
+    generations = _rows(run_dir / "elastic.jsonl")
+    saves = {(m := json.loads(path.read_text()))["step"]: m["created"]
+             for path in (run_dir / "checkpoints").glob("step-*/manifest.json")}
+    attempts = read_attempts(run_dir)
+    out = []
+    for i, ep in enumerate(episodes):
+        t0, t1 = ep["time"], episodes[i + 1]["time"] if i + 1 < len(episodes) else float("inf")
+        lost = ep["event"] == "lose"
+        moments = [(t0, "node killed (SIGKILL: agent and worker)" if lost else "node started (its torchrun agent)", {})]
+        gens = [g for g in generations if t0 <= g["decided"] < t1]
+        if gens:  # re-formed in-process
+            moments += [(min(g["noticed"] for g in gens if "noticed" in g),
+                         "a survivor noticed" if lost else "the running ranks saw it at a step boundary", {})]
+            moments += [(g["started"], "its worker process started", {}) for g in gens if g.get("started")]
+            moments += [(g["asked"], "it asked to join (data, model, optimizer ready)", {}) for g in gens if g.get("asked")]
+            moments += [(min(g["decided"] for g in gens), "the members agreed on the new group", {}),
+                        (max(g["formed"] for g in gens), "its process group formed", {})]
+            moments += [(g["ready"], "state from a live peer: {mb:.1f} MB in {s:.2f} s",
+                         {"mb": g["state"]["bytes"] / 2**20, "s": g["state"]["seconds"]})
+                        for g in gens if (g.get("state") or {}).get("bytes")]
+        restarted = [a["started"] for a in attempts if t0 <= a["started"] < t1 and not a.get("generation")]
+        moments += [(min(restarted), "a restarted worker reached its process group", {})] if restarted else []
+        first = _first_step_after(run_dir, t0)
+        if first is not None:  # the state the re-formed group starts from: its checkpoint too
+            if first[1] - 1 in saves:
+                moments.append((saves[first[1] - 1], "checkpoint of step {step} committed", {"step": first[1] - 1}))
+            moments.append((first[0], "first step on fewer ranks" if lost else "first step on more ranks", {}))
+        name = tr("node {node} lost after step {step}" if lost else "node {node} joins after step {step}", lang,
+                  node=ep["node"], step=ep["after_step"])
+        out += sorted(({"event": name, "seconds": round(t - t0, 3), "moment": tr(what, lang, **values)}
+                       for t, what, values in moments), key=lambda row: row["seconds"])
+    return pd.DataFrame(out, columns=["event", "seconds", "moment"])

@@ -225,6 +225,23 @@ LABELS = {
     "   resuming automatically from the newest valid checkpoint ...": "   正在从最新的有效检查点自动续训……",
     "== Done in {s} s: held-out accuracy {acc:.2%} on {n} reviews (out of domain: {ood:.2%} on {m:,} Rotten Tomatoes sentences); resumed from step {r}; summary in {path}": "== 完成，用时 {s} 秒：留出集 {n} 条影评上准确率 {acc:.2%}（领域外：{m:,} 条烂番茄短评上 {ood:.2%}）；从第 {r} 步续训；汇总见 {path}",
     "{acc:.2%} on {n:,} reviews": "{acc:.2%}（{n:,} 条影评）",
+    # the timeline of a node lost and gained back (course_lib.elastic.timeline, plots.elastic_timeline)
+    "node {node} lost after step {step}": "第 {step} 步后失去节点 {node}",
+    "node {node} joins after step {step}": "第 {step} 步后节点 {node} 加入",
+    "node killed (SIGKILL: agent and worker)": "节点被杀掉（SIGKILL：代理和工作进程）",
+    "node started (its torchrun agent)": "节点启动（它的 torchrun 代理）",
+    "a survivor noticed": "一个幸存的 Rank 察觉到",
+    "the running ranks saw it at a step boundary": "正在训练的 Rank 在一步结束时看到它",
+    "its worker process started": "它的工作进程启动",
+    "it asked to join (data, model, optimizer ready)": "它请求加入（数据、模型、优化器已就绪）",
+    "the members agreed on the new group": "成员商定了新的通信组",
+    "its process group formed": "新的通信组建立",
+    "state from a live peer: {mb:.1f} MB in {s:.2f} s": "从一个活着的 Rank 取得状态：{mb:.1f} MB，用时 {s:.2f} 秒",
+    "a restarted worker reached its process group": "重启的工作进程加入了通信组",
+    "checkpoint of step {step} committed": "第 {step} 步的检查点已提交",
+    "first step on fewer ranks": "Rank 减少后的第一步",
+    "first step on more ranks": "Rank 增加后的第一步",
+    "seconds since the event": "距事件发生的秒数",
 }
 
 

@@ -43,6 +43,7 @@ from .faults import EXIT_PREEMPTED
 from .monitor import LAUNCHED_ENV
 from .portability import (apply_process_group_env, check_kill_modes, check_spawn_safe, choose_port, free_port,  # noqa: F401
                           killed_hard, tcpstore_uses_libuv)  # free_port: launch.free_port for elastic and the tests
+from .torchrun import torchrun_command  # noqa: F401  (launch.torchrun_command, as notebook 03 calls it)
 
 _PROGRESS = "@@progress "
 
@@ -158,9 +159,10 @@ def _check_resume(cfg: TrainConfig) -> None:
 
 
 @contextlib.contextmanager
-def run_dir_lock(run_dir: str | Path):
+def run_dir_lock(run_dir: str | Path, shared: bool = False):
     """Hold ``DIR/.lock`` for the life of a run. The kernel releases it when the holder dies,
-    SIGKILL included, so a crashed run never leaves a stale lock behind."""
+    SIGKILL included, so a crashed run never leaves a stale lock behind. The members of an
+    elastic group (``shared``) hold it together: no other run gets in, and nodes may come and go."""
     try:
         import fcntl
     except ImportError:  # not POSIX: no lock, as before
@@ -169,12 +171,13 @@ def run_dir_lock(run_dir: str | Path):
     Path(run_dir).mkdir(parents=True, exist_ok=True)
     with open(Path(run_dir) / ".lock", "a+") as f:
         try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(f, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
         except BlockingIOError:
             f.seek(0)
             raise ConfigError(f"{run_dir} is in use by another run ({f.read().strip() or 'unknown process'}); "
                               "wait for it to end, stop it, or pick another --run-dir") from None
-        f.truncate(0)
+        if not shared:
+            f.truncate(0)
         f.write(f"pid {os.getpid()} on {socket.gethostname()} since {time.strftime('%H:%M:%S')}\n")
         f.flush()
         try:
@@ -222,6 +225,10 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, local_rank: int, loca
         torch.cuda.set_device(device)
     backend = choose_backend(cfg, device)
     timeout = timedelta(seconds=cfg.timeout_s)
+    if cfg.elastic_endpoint:  # the kit's elastic group: the Trainer joins it, and it re-forms in-process
+        from .membership import run_member
+
+        return run_member(cfg, device, report, backend, timeout)
     store = _elastic_store(rank, world_size, timeout)
     if store is not None:
         dist.init_process_group(backend, store=store, rank=rank, world_size=world_size, timeout=timeout)
@@ -234,12 +241,15 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, local_rank: int, loca
 
 
 def _elastic_store(rank: int, world_size: int, timeout: timedelta):
-    """Under torchrun restarts, a store whose keys are private to this attempt.
+    """Under torchrun, a store whose keys are private to this attempt.
 
-    With torchrun's static rendezvous every restart reuses the same TCPStore, and gloo can
-    read the addresses the previous, killed attempt published there: the restarted ranks then
-    hang in ``init_process_group`` (seen here; cf. pytorch/pytorch#135712). A prefix per
-    ``TORCHELASTIC_RESTART_COUNT`` keeps each attempt's keys apart."""
+    With the agents' shared store (torchrun's default), every restart reuses one TCPStore, and
+    gloo can read the addresses the previous, killed attempt published there: the restarted
+    ranks then hang in ``init_process_group`` (seen here; cf. pytorch/pytorch#135712). A prefix
+    per ``TORCHELASTIC_RESTART_COUNT`` keeps each attempt's keys apart. Without it
+    (``TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1``, the kit's elastic commands) every round has a store
+    of its own, which rank 0 hosts on a fresh port, and no prefix: the nodes' restart counts
+    differ (a failure counts on its node only), so a prefix by them would part the ranks."""
     restart = os.environ.get("TORCHELASTIC_RESTART_COUNT")
     if restart is None or "MASTER_ADDR" not in os.environ:
         return None
@@ -247,7 +257,7 @@ def _elastic_store(rank: int, world_size: int, timeout: timedelta):
     base = dist.TCPStore(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]), world_size,
                          is_master=not agent_hosts and rank == 0, timeout=timeout, multi_tenant=not agent_hosts,
                          use_libuv=tcpstore_uses_libuv())
-    return dist.PrefixStore(f"course_lib/attempt-{restart}", base)
+    return dist.PrefixStore(f"course_lib/attempt-{restart}", base) if agent_hosts else base
 
 
 def _spawned_worker(rank: int, cfg_dict: dict, port: int, log_dir: str, data_file: str) -> None:
@@ -396,16 +406,6 @@ def _killed_rank(ctx) -> int | None:
             return rank
     return None
 
-
-def torchrun_command(cfg: TrainConfig, nnodes: int = 1, nproc_per_node: int = 2, node_rank: int | str = 0,
-                     master_addr: str = "127.0.0.1", master_port: int = 29500, max_restarts: int = 0) -> str:
-    """The shell command that runs ``cfg`` under torchrun on ``nnodes`` x ``nproc_per_node``
-    ranks (run it on every node with its own ``node_rank``)."""
-    parts = ["torchrun", f"--nnodes {nnodes}", f"--nproc-per-node {nproc_per_node}", f"--node-rank {node_rank}",
-             f"--master-addr {master_addr}", f"--master-port {master_port}"]
-    if max_restarts:
-        parts.append(f"--max-restarts {max_restarts}")
-    return " ".join(parts + ["-m course_lib train", "--run-dir", cfg.run_dir, *cfg.to_args(skip=("run_dir", "world_size"))])
 
 
 def try_spawn(fn: Callable, nprocs: int = 2, timeout: float = 60) -> str:

@@ -66,10 +66,11 @@ def read_ledger(run_dir: str | Path, rank: int = 0, last_attempt: bool = True) -
     return [best[s] for s in sorted(best)]
 
 
-def next_attempt(run_dir: Path, rank: int) -> int:
+def next_attempt(run_dir: Path, rank: int, **about) -> int:
     """Attempt number of this start (1 = first), from ``DIR/attempts.jsonl``. Rank 0 records
-    the start (and when its launcher began, for the restart cost); the barrier makes every
-    rank read the same count."""
+    the start (and when its launcher began, for the restart cost; ``about``: an elastic group's
+    generation, which counts as an attempt of its own); the barrier makes every rank read the
+    same count."""
     import torch.distributed as dist
 
     path = run_dir / "attempts.jsonl"
@@ -78,7 +79,7 @@ def next_attempt(run_dir: Path, rank: int) -> int:
         launched = os.environ.get(LAUNCHED_ENV)  # set by launch(); absent under torchrun
         with open(path, "a") as f:
             f.write(json.dumps({"started": time.time(), "pid": os.getpid(),
-                                "launched": float(launched) if launched else None}) + "\n")
+                                "launched": float(launched) if launched else None, **about}) + "\n")
     dist.barrier()
     return len(read_attempts(run_dir))
 
@@ -100,6 +101,10 @@ class TensorBoardLogger:
             if hparams:
                 text = "\n".join(f"| {k} | {v} |" for k, v in sorted(hparams.items()))
                 self.writer.add_text("config", "| key | value |\n|---|---|\n" + text, 0)
+
+    @property
+    def enabled(self) -> bool:
+        return self.writer is not None
 
     def scalars(self, step: int, **values: float) -> None:
         if self.writer:

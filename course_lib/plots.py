@@ -179,3 +179,27 @@ def lsh_curve(bands: int, rows: int, threshold: float):
     ax.legend(fontsize=8)
     fig.tight_layout()
     return fig
+
+
+def elastic_timeline(table, lang: str | None = None):
+    """One panel per node event of :func:`course_lib.elastic.timeline` (its DataFrame): each
+    moment a row, its second a dot, from the node's death (or start) down to the first step after it."""
+    from .i18n import resolve, tr
+
+    events = list(dict.fromkeys(table["event"]))
+    sizes = [int((table["event"] == e).sum()) for e in events]
+    fig, axes = plt.subplots(len(events), 1, figsize=(9, 0.32 * sum(sizes) + 1.1 * len(events)), squeeze=False,
+                             gridspec_kw={"height_ratios": sizes})
+    for ax, event in zip(axes[:, 0], events):
+        rows = table[table["event"] == event].reset_index(drop=True)
+        y = list(range(len(rows)))[::-1]
+        ax.hlines(y, 0, rows["seconds"], color="tab:blue", alpha=0.4)
+        ax.plot(rows["seconds"], y, "o", color="tab:blue")
+        for yi, sec in zip(y, rows["seconds"]):
+            ax.annotate(f" {sec:.2f} s", (sec, yi), va="center", fontsize=8)
+        ax.set_yticks(y, rows["moment"], fontsize=8)
+        ax.set_xlim(0, rows["seconds"].max() * 1.15 + 0.05)
+        ax.set_title(event, fontsize=10, loc="left")
+    axes[-1, 0].set_xlabel(tr("seconds since the event", resolve(lang)))
+    fig.tight_layout()
+    return fig

@@ -19,7 +19,6 @@ import dataclasses
 import json
 import math
 import shutil
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,14 +30,17 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 
 from . import checkpoint as ckpt
 from .async_save import BackgroundWriter
-from .config import SHAPE_KEYS, TrainConfig
+from .config import TrainConfig
 from .faults import EXIT_PREEMPTED, EXIT_SURVIVED, FaultInjector, GracefulStop
 from .invariant import InvariantStep
+from .membership import ElasticGroup, GroupChange
+from .regroup import Regrouping
+from .resume import Resuming
 from .consistency import check_ranks_agree
 from .evaluation import held_out_metrics
 from .models import build_model
 from .monitor import Ledger, TensorBoardLogger, next_attempt
-from .prepare import prepared_for_rank
+from .prepare import prepare_for, prepared_for_rank
 from .sampling import ResumableDistributedSampler, sample_digest
 
 
@@ -53,15 +55,14 @@ class TrainState:
     last_loss: float = math.nan
 
 
-class Trainer:
+class Trainer(Resuming, Regrouping):
     def __init__(self, cfg: TrainConfig, rank: int, world_size: int, device: torch.device, report,
-                 data_file: str | None = None):
-        self.cfg, self.rank, self.world_size, self.device, self.report = cfg, rank, world_size, device, report
+                 data_file: str | None = None, group: ElasticGroup | None = None):
+        self.cfg, self.device, self.report, self.group = cfg, device, report, group
         self.run_dir = Path(cfg.run_dir)
-        self.attempt = next_attempt(self.run_dir, rank)
         self.stop = GracefulStop()
-        self.faults = FaultInjector(cfg, rank, self.attempt)
-
+        if group is not None:  # elastic: the data file the group trains on, read before joining it
+            data_file = group.data_file(lambda: str(prepare_for(cfg, progress=False).path))
         data = prepared_for_rank(cfg, rank, data_file)
         self.train_data, self.test_data, self.data_info = data.train, data.test, data.info
         self.pad_id = data.info["tokenizer"]["pad_id"]
@@ -72,29 +73,51 @@ class Trainer:
         model = build_model(cfg.model, data.info["tokenizer"]["vocab_size"], cfg.max_length,
                             **({"dim": cfg.embed_dim} if cfg.model == "bag" else {}), dropout=cfg.dropout)
         self.model = model.to(device)
+        self.state = TrainState()
+        self.saved_step: int | None = None  # newest step this attempt saved or resumed from: saved once
+        self.writer = BackgroundWriter()
+        self.ledger = self.tb = None
+        self.optimizer, self.scheduler = self._fresh_optimizer()  # before joining: the first AdamW takes ~1 s
+        decision = None
+        if group is not None:  # a newcomer: ready to train, it now asks the running group (if any) to let it in
+            decision = group.form(-1, holds_state=False, reason="a node starts", trigger=True)
+            rank, world_size, formed = decision.members.index(group.id), decision.world_size, time.time()
+        self._join(rank, world_size)
+        ckpt.seed_rngs(cfg.seed, rank)  # per-rank RNG (dropout) owned by this run, saved in checkpoints
+        if decision is not None and decision.needs_state:
+            self.resumed_from = self._share_state(decision)  # from a live peer's memory
+        else:
+            self.resumed_from = self._maybe_resume()
+        if decision is not None:
+            self._record_generation(decision, started=group.started, asked=group.membership.asked, formed=formed)
+        if rank == 0:
+            for line in self.faults.explain(self.state.global_step, self.total_steps):
+                report.line(line)
+
+    def _join(self, rank: int, world_size: int) -> None:
+        """Everything that depends on this rank's place in the group: built at the start, and
+        again each time an elastic group re-forms (a collective: every rank calls it)."""
+        self.rank, self.world_size, cfg = rank, world_size, self.cfg
+        self.attempt = next_attempt(self.run_dir, rank, **(self.group.describe() if self.group else {}))
+        self.faults = FaultInjector(cfg, rank, self.attempt)
         self.invariant = None
         if cfg.reduction == "invariant":  # our own fixed-order sum instead of DDP's all-reduce
             self.invariant = InvariantStep(self.model, cfg.global_batch_size, cfg.micro_batch, world_size, rank, cfg.seed)
             self.ddp = self.model
         else:  # gradient_as_bucket_view: the gradients *are* views into DDP's all-reduce buckets, so a
             # step neither copies ~90 MB (minilm) into the buckets and back nor reallocates them
-            self.ddp = DDP(self.model, device_ids=[device.index] if device.type == "cuda" else None,
+            self.ddp = DDP(self.model, device_ids=[self.device.index] if self.device.type == "cuda" else None,
                            gradient_as_bucket_view=cfg.grad_bucket_view)
         self.sampler = ResumableDistributedSampler(len(self.train_data), cfg.global_batch_size, world_size, rank, cfg.seed,
                                                    contiguous=self.invariant is not None)
         self.total_steps = cfg.planned_steps(self.sampler.steps_per_epoch)
-        self.optimizer, self.scheduler = self._fresh_optimizer()
-        self.state = TrainState()
-        self.saved_step: int | None = None  # newest step this attempt saved or resumed from: saved once
-        ckpt.seed_rngs(cfg.seed, rank)  # per-rank RNG (dropout) owned by this run, saved in checkpoints
-
+        if self.ledger is not None:
+            self.ledger.close()
         self.ledger = Ledger(self.run_dir, rank)
-        self.writer = BackgroundWriter()
-        self.tb = TensorBoardLogger(self.run_dir, enabled=rank == 0, hparams=cfg.to_dict())
-        self.resumed_from = self._maybe_resume()
-        if rank == 0:
-            for line in self.faults.explain(self.state.global_step, self.total_steps):
-                report.line(line)
+        if self.tb is None or self.tb.enabled != (rank == 0):
+            if self.tb is not None:
+                self.tb.close()
+            self.tb = TensorBoardLogger(self.run_dir, enabled=rank == 0, hparams=cfg.to_dict())
 
     # ------------------------------------------------------------------ state
     def _fresh_optimizer(self):
@@ -104,94 +127,25 @@ class Trainer:
         fused = self.cfg.fused_adamw and self.device.type in ("cpu", "cuda")
         opt = torch.optim.AdamW(self.model.parameters(), lr=self.cfg.lr, weight_decay=self.cfg.weight_decay,
                                 **({"fused": True} if fused else {}))
-        warm, total = max(1, self.cfg.warmup_steps), self.cfg.schedule_length(self.sampler.steps_per_epoch)
+        steps_per_epoch = len(self.train_data) // self.cfg.global_batch_size  # the sampler's, on any world size
+        warm, total = max(1, self.cfg.warmup_steps), self.cfg.schedule_length(steps_per_epoch)
         sched = torch.optim.lr_scheduler.LambdaLR(  # linear warm-up, then linear decay to 0
             opt, lambda s: min(1.0, (s + 1) / warm) * max(0.0, 1.0 - s / total))
         return opt, sched
-
-    def _maybe_resume(self) -> int | None:
-        if self.rank == 0:
-            ckpt.remove_stale_tmp(self.run_dir)
-        if self.cfg.resume == "none":
-            return None
-        if self.cfg.resume == "auto":
-            path = ckpt.latest_valid(self.run_dir, log=self.report.line if self.rank == 0 else None)
-            if path is None:
-                self.report.line(f"Rank {self.rank}: no valid checkpoint in {self.run_dir}, starting fresh")
-                return None
-        else:
-            path = Path(self.cfg.resume)
-            ok, reason = ckpt.verify(path)
-            if not ok:
-                raise ckpt.CheckpointError(f"cannot resume from {path}: {reason}")
-        return self._restore(path, self.cfg.resume_mode)
-
-    def _restore(self, path: Path, mode: str) -> int:
-        trainer = ckpt.load_part(path, "trainer.pt")
-        saved_cfg = json.loads(trainer["config"])
-        diff = ckpt.config_differences(saved_cfg, self.cfg.to_dict(), SHAPE_KEYS)
-        if diff:
-            raise ckpt.CheckpointError(
-                f"checkpoint {path.name} does not fit this config; differing keys: "
-                + ", ".join(f"{k} (checkpoint {a!r}, now {b!r})" for k, (a, b) in diff.items()))
-        self.model.load_state_dict(ckpt.load_part(path, "model.pt"))
-        self.state = TrainState(**trainer["state"])
-        if mode != "weights-only":
-            self.optimizer.load_state_dict(ckpt.load_part(path, "optimizer.pt"))
-            self.scheduler.load_state_dict(ckpt.load_part(path, "scheduler.pt"))
-        same_world = saved_cfg["world_size"] == self.world_size
-        rng_file = path / f"rng-rank{self.rank}.pt"  # the invariant reduction needs none (emergency saves lack them)
-        if mode != "no-rng" and same_world and (self.invariant is None or rng_file.exists()):
-            ckpt.set_rng_state(ckpt.load_part(path, rng_file.name))
-        exact = self.invariant is not None and saved_cfg.get("reduction") == "invariant"
-        if not same_world and self.rank == 0 and exact:
-            self.report.line(f"NOTE: resuming a {saved_cfg['world_size']}-rank checkpoint on {self.world_size} rank(s) "
-                             "with the invariant reduction: the run continues bit-identically.")
-        elif not same_world and self.rank == 0:
-            self.report.line(
-                f"NOTE: resuming a {saved_cfg['world_size']}-rank checkpoint on {self.world_size} rank(s). The global "
-                "order of samples is preserved, but gradients are now summed in a different order and the per-rank "
-                "RNG streams differ: the run continues closely, not bit-identically.")
-        if mode == "epoch-start":
-            self.state.step_in_epoch = 0  # the textbook's resume: the partial epoch is repeated
-        else:
-            self.saved_step = self.state.global_step  # already on disk: a final save here would save it twice
-        step = self.state.global_step
-        self.tb.scalars(step, **{"events/resume_from_step": step})
-        self.tb.event("events/resume", f"attempt {self.attempt} resumed from {path.name} (mode {mode})", step)
-        if self.rank == 0:
-            self.report.line(f"Resumed from {path.name}: epoch {self.state.epoch + 1}, step {step}, mode {mode}, "
-                             f"last loss {self.state.last_loss:.4f}")
-        if mode != "weights-only":  # weights-only starts a fresh schedule anyway
-            self._extend_schedule(TrainConfig.from_dict(saved_cfg))
-        return step
-
-    def _extend_schedule(self, saved: TrainConfig) -> None:
-        """Extending a run ("ten more epochs") changes the length its LR decay was planned for.
-        The linear decay is then stretched to the new end, as Hugging Face's Trainer does: the
-        steps already done are unchanged, the next ones follow the new line. Said, not hidden."""
-        spe = self.sampler.steps_per_epoch
-        before, now = saved.schedule_length(spe), self.cfg.schedule_length(spe)
-        if before == now:
-            return
-        sched, planned = self.scheduler, self.optimizer.param_groups[0]["lr"]
-        for group, base, fn in zip(self.optimizer.param_groups, sched.base_lrs, sched.lr_lambdas):
-            group["lr"] = base * fn(sched.last_epoch)  # the rate of the next step, on the new line
-        if self.rank == 0:
-            self.report.line(
-                f"NOTE: the learning-rate schedule was planned for {before} steps and now runs to {now}: its linear "
-                f"decay is stretched to end at step {now}, so step {self.state.global_step + 1} uses lr "
-                f"{self.optimizer.param_groups[0]['lr']:.3g} (as planned: {planned:.3g}). Steps up to the checkpoint "
-                "are unchanged. To extend bit-identically to a run planned that long, give both the same --schedule-steps.")
 
     # ------------------------------------------------------------------ loop
     def train(self) -> dict:
         t_start = time.perf_counter()
         while self.state.epoch < self.cfg.epochs and self.state.global_step < self.total_steps:
+            change = None
             try:
                 self._run_epoch()
+            except GroupChange as news:  # a node asks to join (elastic)
+                change = str(news)
             except RuntimeError as err:  # a peer is gone? what it finished, we hold
-                self._survive(err)
+                change = self._survive(err)
+            if change:  # outside the except clause: its traceback no longer holds the old groups
+                self._regroup(change)
             if self.state.step_in_epoch >= self.sampler.steps_per_epoch:
                 self.state.epoch += 1
                 self.state.step_in_epoch = 0
@@ -200,7 +154,10 @@ class Trainer:
         self._save_checkpoint(wait=True)
         self.writer.wait()
         metrics = self.evaluate()
-        return self._finish(metrics, time.perf_counter() - t_start)
+        summary = self._finish(metrics, time.perf_counter() - t_start)
+        if self.group is not None and self.rank == 0:
+            self.group.finish()  # a node that arrives now is told the run is over
+        return summary
 
     def _run_epoch(self) -> None:
         if not self.cfg.skip_set_epoch:  # the classic bug, reproduced on request in notebook 03
@@ -214,7 +171,7 @@ class Trainer:
             self.faults.before_step(self.state.global_step + 1)
             t0 = time.perf_counter()
             lr = self.optimizer.param_groups[0]["lr"]  # the rate this step uses
-            loss, global_loss, grad_norm, stop = self._run_batch(indices)
+            loss, global_loss, grad_norm, stop, change = self._run_batch(indices)
             self.state.global_step += 1
             self.state.step_in_epoch += 1
             self.state.last_loss = global_loss
@@ -223,6 +180,8 @@ class Trainer:
                 self._save_checkpoint()
             if stop:
                 self._preempted()
+            if change:
+                raise GroupChange("a node asks to join")
             if self.cfg.eval_every_steps and self.state.global_step % self.cfg.eval_every_steps == 0:
                 self.evaluate()
                 self.ddp.train()
@@ -238,7 +197,7 @@ class Trainer:
             batch["label"] = torch.randint(0, 2, batch["label"].shape, generator=labels)
         return {k: v.to(self.device) for k, v in batch.items()}
 
-    def _run_batch(self, indices: list[int]) -> tuple[float, float, float, bool]:
+    def _run_batch(self, indices: list[int]) -> tuple[float, float, float, bool, bool]:
         """One optimizer step over this rank's ``indices``: the gradients of the global batch
         (DDP's all-reduce, or the invariant reduction's fixed-order sum), clipping, AdamW."""
         self.optimizer.zero_grad(set_to_none=True)
@@ -246,16 +205,19 @@ class Trainer:
             loss, global_loss = self.invariant.run(self.state.global_step + 1, indices, self._batch, self._autocast)
         else:
             loss, global_loss = self._ddp_backward(indices), None
-        # one small all-reduce: the global mean loss and "does any rank want to stop?". It is the
-        # step's last collective: nothing after it can fail for a lost peer, so a rank that
-        # notices a dead peer still holds the state of the last finished step
-        flags = torch.tensor([loss, 1.0 if self.stop.requested else 0.0], dtype=torch.float64, device=self.device)
+        # one small all-reduce: the global mean loss, "does any rank want to stop?" and "does a node
+        # wait to join?" (elastic; rank 0 asks the store). It is the step's last collective: nothing
+        # after it can fail for a lost peer, so a rank that notices a dead peer still holds the
+        # state of the last finished step
+        joining = self.group is not None and self.rank == 0 and self.group.change_wanted()
+        flags = torch.tensor([loss, 1.0 if self.stop.requested else 0.0, float(joining)], dtype=torch.float64,
+                             device=self.device)
         dist.all_reduce(flags)
         global_loss = flags[0].item() / self.world_size if global_loss is None else global_loss
         grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.grad_clip)
         self.optimizer.step()
         self.scheduler.step()
-        return loss, global_loss, float(grad_norm), flags[1].item() > 0
+        return loss, global_loss, float(grad_norm), flags[1].item() > 0, flags[2].item() > 0
 
     def _ddp_backward(self, indices: list[int]) -> float:
         """This rank's share in micro-batches of ``cfg.micro_batch``: gradients accumulate
@@ -342,22 +304,24 @@ class Trainer:
     def _state_parts(self) -> dict:
         return {"model.pt": self.model.state_dict(), "optimizer.pt": self.optimizer.state_dict(),
                 "scheduler.pt": self.scheduler.state_dict(),
-                "trainer.pt": {"state": dataclasses.asdict(self.state), "config": json.dumps(self.cfg.to_dict())}}
+                "trainer.pt": {"state": dataclasses.asdict(self.state),
+                               "config": json.dumps({**self.cfg.to_dict(), "world_size": self.world_size})}}
 
-    def _survive(self, err: Exception) -> None:
+    def _survive(self, err: Exception) -> str:
         """A peer died. Every collective of a step comes before its optimizer step, so this rank
         holds the full state of the newest finished step, the same on every rank that finished
         it. With the invariant reduction no randomness belongs to the dead rank either: save it
-        (emergency checkpoint, same commit protocol) and leave with :data:`EXIT_SURVIVED`."""
+        (emergency checkpoint, same commit protocol), then re-form the group in this process
+        (elastic: returns why, see :mod:`course_lib.regroup`) or leave with :data:`EXIT_SURVIVED`."""
         lost = isinstance(err, dist.DistError) or any(m in str(err) for m in PEER_LOST)
         if self.invariant is None or not lost:
             raise err
-        self.writer.wait()  # a periodic save in flight finishes first
-        meta = {"epoch": self.state.epoch, "world_size": self.world_size, "config_hash": self.cfg.shape_hash(),
-                "attempt": self.attempt, "rank_rng": False, "emergency": True, "saved_by_rank": self.rank}
-        path = ckpt.emergency_save(self.run_dir, self.state.global_step, self._state_parts(), meta, self.rank, self.attempt)
-        self.report.line(f"Rank {self.rank}: a peer is gone ({' '.join(str(err).split())[:120]}); emergency "
-                         f"checkpoint {path.name} of the last finished step saved, exiting for --resume auto")
+        why = f"a peer is gone ({' '.join(str(err).split())[:120]})"
+        path = self._emergency_save(background=self.group is not None)
+        if self.group is not None:
+            return why
+        self.report.line(f"Rank {self.rank}: {why}; emergency checkpoint {path.name} of the last finished step "
+                         "saved, exiting for --resume auto")
         self.tb.close()
         raise SystemExit(EXIT_SURVIVED)
 

@@ -1,18 +1,24 @@
-"""torchrun's elastic scale-down, for real: two agents on loopback, one node killed whole in the
-middle of the run; the other re-forms the group alone and finishes bit-identically."""
+"""Nodes lost and gained back under torchrun, for real: agents on loopback, one node killed whole
+mid-run, a node started again; the run ends bit-identical to the run never disturbed. The group
+re-forms in-process (no restart, the state from a live peer, checked against the checkpoint) or
+by torchrun's restarts (the fallback), both ways."""
+import json
 import sys
 
 import pytest
 
 from course_lib.compare import compare_runs
-from course_lib.elastic import lose_a_node
+from course_lib.elastic import node_drill, timeline
 from course_lib.launch import launch
+from course_lib.peer_state import digest_of_checkpoint
+from course_lib.torchrun import torchrun_command
 
 from helpers import small_cfg
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="kills a node's processes through /proc")
+linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="kills a node's processes through /proc")
 
 
+@linux
 def test_a_nodes_worker_is_found_through_proc():
     """What "kill the node whole" relies on: the agent's children, read from /proc."""
     import os
@@ -37,15 +43,59 @@ def test_a_nodes_worker_is_found_through_proc():
         agent.wait()
 
 
-@pytest.mark.slow
-def test_losing_a_node_costs_no_step_and_no_bit(tmp_path):
-    cfg = small_cfg(tmp_path / "elastic", reduction="invariant", train_limit=4000, epochs=1, threads_per_rank=1,
-                    timeout_s=30)
-    launch(cfg.replace(run_dir=str(tmp_path / "reference")), quiet=True)
-    result = lose_a_node(cfg, after_step=15)
-    assert result["exit_code"] == 0 and result["world_size_at_end"] == 1, result["log"][-3000:]
-    assert "emergency checkpoint" in result["log"] and "continues bit-identically" in result["log"]
-    assert 0 < result["seconds_to_first_step_after"] < 120
-    comparison = compare_runs(tmp_path / "reference", tmp_path / "elastic")
+def drill_cfg(run_dir, **kw):
+    # 300 steps of ~25 ms: room for a node to die, the group to re-form, and a node to start (~5 s) and join
+    return small_cfg(run_dir, reduction="invariant", train_limit=4000, epochs=6, threads_per_rank=1, timeout_s=30,
+                     keep_last=100, **kw)
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    run = tmp_path_factory.mktemp("elastic") / "reference"
+    launch(drill_cfg(run), quiet=True)
+    return run
+
+
+def assert_identical(reference, run):
+    comparison = compare_runs(reference, run)
     assert comparison["identical"], comparison
     assert comparison["skipped_samples"] == comparison["repeated_samples"] == 0
+
+
+def test_the_elastic_commands(tmp_path):
+    cfg = small_cfg(tmp_path / "run")
+    node1 = torchrun_command(cfg, nnodes="1:2", nproc_per_node=1, node_rank=1, master_addr="node0", master_port=29400)
+    assert "--rdzv-backend c10d --rdzv-endpoint node0:29400" in node1 and "is_host=0,keep_alive_interval=1" in node1
+    assert "--elastic-endpoint node0:29400" in node1 and "--reduction invariant" in node1 and "--resume auto" in node1
+    shell = torchrun_command(cfg, nnodes="1:2", node_rank="$NODE_RANK", reform="restart")
+    assert shell.startswith("TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1 torchrun --nnodes 1:2")
+    assert '"is_host=$(( $NODE_RANK == 0 )),keep_alive_interval=1,keep_alive_max_attempt=3,last_call_timeout=1"' in shell
+
+
+@linux
+@pytest.mark.slow
+def test_a_node_lost_and_gained_back_in_process_costs_no_bit(reference, tmp_path):
+    run = tmp_path / "in-process"
+    result = node_drill(drill_cfg(run), [("lose", 15), ("gain", 25)])
+    assert result["exit_code"] == 0 and result["world_size_at_end"] == 2, result["log"][-3000:]
+    assert_identical(reference, run)
+    attempts = [json.loads(line) for line in (run / "attempts.jsonl").read_text().splitlines()]
+    assert [a["world_size"] for a in attempts][-3:] == [2, 1, 2] and len({a["pid"] for a in attempts}) == 1  # no restart
+    lost, gained = result["events"]
+    assert 0 < lost["seconds_to_first_step"] < 10 and 0 < gained["seconds_to_first_step"] < 30
+    # the newcomer took the state from the survivor's memory, bit-equal to the checkpoint of that step
+    joined = [g for g in map(json.loads, (run / "elastic.jsonl").read_text().splitlines()) if g.get("state")]
+    assert len(joined) == 1 and joined[0]["state"]["via"] == "peer"
+    assert joined[0]["state"]["digest"] == digest_of_checkpoint(run / "checkpoints" / f"step-{joined[0]['step']:08d}")
+    table = timeline(run, lang="en")
+    assert "state from a live peer" in " ".join(table["moment"]) and table["event"].nunique() == 2
+
+
+@linux
+@pytest.mark.slow
+def test_a_node_lost_and_gained_back_through_torchrun_restarts(reference, tmp_path):
+    run = tmp_path / "restart"
+    result = node_drill(drill_cfg(run), [("lose", 15), ("gain", 30)], reform="restart")
+    assert result["exit_code"] == 0 and result["world_size_at_end"] == 2, result["log"][-3000:]
+    assert "emergency checkpoint" in result["log"] and "Stop requested (SIGTERM)" in result["log"]
+    assert_identical(reference, run)

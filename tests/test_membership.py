@@ -1,0 +1,99 @@
+"""The elastic group's membership protocol on a real TCPStore, members as threads (fast); the
+process-level tests (real nodes, real kills) are in test_elastic.py."""
+import threading
+import time
+from datetime import timedelta
+
+import pytest
+import torch.distributed as dist
+
+from course_lib.config import TrainConfig
+from course_lib.membership import Membership, RunFinished, usable_world
+
+BEAT = 0.02
+
+
+MEMBERS = []
+
+
+@pytest.fixture
+def store():
+    server = dist.TCPStore("127.0.0.1", 0, is_master=True, wait_for_workers=False, timeout=timedelta(seconds=10))
+    yield lambda: dist.PrefixStore("test", dist.TCPStore("127.0.0.1", server.port, is_master=False,
+                                                         timeout=timedelta(seconds=10)))
+    while MEMBERS:  # their heartbeats stop before the store does
+        MEMBERS.pop().close()
+    time.sleep(2 * BEAT)
+
+
+def member(store, name, world=lambda n: n):
+    MEMBERS.append(Membership(store(), name, BEAT, world, beat_store=store()))
+    return MEMBERS[-1]
+
+
+def together(*calls):
+    """Run the calls at once (each in a thread); their results in order."""
+    out = [None] * len(calls)
+
+    def run(i, call):
+        out[i] = call()
+    threads = [threading.Thread(target=run, args=(i, c)) for i, c in enumerate(calls)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(20)
+    return out
+
+
+def test_founders_then_a_loss_then_a_newcomer_with_the_state_from_the_survivor(store):
+    a, b = member(store, "a"), member(store, "b")
+    first, second = together(lambda: a.next(-1, False, "start", True), lambda: b.next(-1, False, "start", True))
+    assert first == second and first.generation == 1 and sorted(first.members) == ["a", "b"]
+    assert first.source is None and first.needs_state == []  # nobody holds state: every member resumes from disk
+    old_rank0 = first.members[0]
+    b_or_a = {"a": a, "b": b}
+    dead, alive = (b, a) if old_rank0 == "a" else (a, b)
+    dead.close()  # its heartbeat stops: what a SIGKILL does to it
+    lost = alive.next(15, True, "a peer is gone", False)
+    assert lost.members == [alive.id] and lost.source == alive.id and lost.needs_state == []
+    newcomer = member(store, "c")
+    assert not alive.change_wanted()
+    joined = {}
+    t = threading.Thread(target=lambda: joined.update(d=newcomer.next(-1, False, "a node starts", True)))
+    t.start()
+    while not alive.change_wanted():  # what rank 0 asks the store once per step
+        pass
+    grown = alive.next(30, True, "a node asks to join", False)
+    t.join(10)
+    assert joined["d"] == grown and grown.generation == 3
+    assert grown.members == [alive.id, "c"]  # old members keep their ranks; the newcomer comes after
+    assert grown.source == alive.id and grown.step == 30 and grown.needs_state == ["c"]
+    assert b_or_a[alive.id].generation == 3
+
+
+def test_a_world_size_the_layout_cannot_use_leaves_the_last_arrival_on_standby(store):
+    cfg = TrainConfig(run_dir="x", reduction="invariant", global_batch_size=64)  # 4 micro-batches: 1, 2 or 4 ranks
+    world = usable_world(cfg)
+    assert [world(n) for n in (1, 2, 3, 4, 5)] == [1, 2, 2, 4, 4]
+    ms = [member(store, n, world) for n in "xyz"]
+    done = {}
+    t = threading.Thread(target=lambda: done.update(z=ms[2].next(-1, False, "start", True)))
+    x, y = together(lambda: ms[0].next(-1, False, "start", True), lambda: ms[1].next(-1, False, "start", True))
+    assert x == y and x.world_size == 2 and x.members == ["x", "y"]  # z was late (not started yet)
+    t.start()
+    while not ms[0].change_wanted():
+        pass
+    x2, y2 = together(lambda: ms[0].next(5, True, "join", False), lambda: ms[1].next(5, True, "join", False))
+    assert x2 == y2 and x2.members == ["x", "y"]  # three members, a world of two: z waits on standby
+    ms[1].close()  # y dies: z takes its place, with the state from x
+    x3 = ms[0].next(9, True, "a peer is gone", False)
+    t.join(10)
+    assert done["z"] == x3 and x3.members == ["x", "z"] and x3.needs_state == ["z"] and x3.step == 9
+
+
+def test_a_node_that_comes_after_the_end_is_told_so(store):
+    a = member(store, "a")
+    a.next(-1, False, "start", True)
+    a.finish()
+    with pytest.raises(RunFinished):
+        member(store, "late").next(-1, False, "start", True)
