@@ -26,7 +26,9 @@ are unchanged. On GPUs the same construction needs deterministic kernels
 """
 from __future__ import annotations
 
+import functools
 import hashlib
+import weakref
 
 import torch
 import torch.distributed as dist
@@ -71,24 +73,58 @@ def tree_sum(values: list) -> object:
     return values[0]
 
 
+BUCKET_MB = 25  # DDP's default bucket size: big enough that gloo's per-call cost does not show
+
+
+def _grad_ready(owner: "weakref.ref[InvariantStep]", index: int, param: torch.Tensor) -> None:
+    """The post-accumulate hook of parameter ``index``. It holds its step weakly and acts only
+    inside that step's :meth:`InvariantStep.run`, so a step built anew for another world size
+    on the same model leaves the old hooks inert (and the old buffers free)."""
+    step = owner()
+    if step is not None and step._live:
+        step._ready(index, param)
+
+
 class InvariantStep:
     """Computes the summed gradient of one global batch into ``param.grad``, identically at
     every world size. Used instead of DDP's all-reduce when ``--reduction invariant``.
 
-    Memory is allocated once: one flat gradient buffer per micro-batch of this rank, into which
-    autograd accumulates directly (``param.grad`` are views of it). A
-    fresh 20 MB tensor per micro-batch and per addition cost ``bag`` ~8 ms each in page faults,
-    more than the arithmetic."""
+    Where the time goes, and how it is kept off the step (``bag``, 2 ranks: the exchange of its
+    20 MB gradient is most of a step):
+
+    * **no fresh memory.** A few flat gradient buffers are allocated once; ``param.grad`` are
+      views of them, so autograd accumulates in place (a fresh 20 MB tensor per micro-batch
+      cost ~8 ms in page faults, more than the arithmetic).
+    * **the tree's first additions are autograd's own.** A leaf is ``0 + g``: autograd
+      accumulates a micro-batch's gradient into a zeroed buffer. Its right sibling is then
+      accumulated into the same buffer: ``(0 + a) + b``, which has the bits of the tree's
+      ``(0 + a) + (0 + b)`` (``0 + b`` differs from ``b`` only for ``b = -0``, and ``x + -0 = x + 0``
+      for every ``x`` but ``-0``, which ``0 + a`` never is). No second buffer to zero, no
+      separate local sum: for 2 micro-batches per rank the local subtree costs no pass at all.
+    * **the exchange overlaps the last backward.** The other micro-batches' subtrees are ready
+      before it starts, so in the last backward each bucket of parameters (a slice of the flat
+      buffer, in the order backward finishes them) is finished as soon as its gradients are:
+      the rest of this rank's subtree is added, and its all-reduce with the first pair partner
+      starts (``async_op``), as DDP's buckets do. Every wait comes before ``run`` returns, so
+      every collective of a step still comes before its optimizer step.
+    * **buffers are zeroed while the exchange runs**, for the next step (one spare buffer).
+    * **the loss travels the same tree**: this rank's subtree of micro-batch losses (float64)
+      is all-reduced with the pair partners, started before the last backward."""
 
     def __init__(self, model: torch.nn.Module, global_batch_size: int, micro_batch: int, world_size: int, rank: int,
-                 seed: int):
+                 seed: int, bucket_mb: float = BUCKET_MB):
         self.model, self.world_size, self.rank, self.seed = model, world_size, rank, seed
         self.count = micro_batch_count(global_batch_size, micro_batch)
         self.size = global_batch_size // self.count
         self.global_batch_size = global_batch_size
+        self.per_rank = self.count // world_size
         self.params = [p for p in model.parameters() if p.requires_grad]
-        n, like = sum(p.numel() for p in self.params), self.params[0]
-        self.slots = [torch.zeros(n, dtype=like.dtype, device=like.device) for _ in range(self.count // world_size)]
+        self.slices, self.buckets, self.bucket_of = self._layout(bucket_mb * 2**20 / self.params[0].element_size())
+        like, n = self.params[0], self.buckets[-1][1]
+        alive = max(1, self.per_rank.bit_length() - 1)  # subtrees held at once (a binary counter's digits)
+        self.buffers = [torch.zeros(n, dtype=like.dtype, device=like.device) for _ in range(alive + (world_size > 1))]
+        self.views = [[buf[a:b].view_as(p) for p, (a, b) in zip(self.params, self.slices)] for buf in self.buffers]
+        self.clean = [True] * len(self.buffers)
         self.pair_groups = []  # level k: {r, r XOR 2^k}; every rank creates every group, in one order
         level = 1
         while level < world_size:
@@ -96,63 +132,135 @@ class InvariantStep:
                       for pair in sorted({tuple(sorted((r, r ^ level))) for r in range(world_size)})}
             self.pair_groups.append(groups[tuple(sorted((rank, rank ^ level)))])
             level *= 2
+        self._live = self._last = False
+        self._node, self._stack, self._pending, self._launched, self._works = 0, [], [], 0, []
+        me = weakref.ref(self)
+        handles = [p.register_post_accumulate_grad_hook(functools.partial(_grad_ready, me, i))
+                   for i, p in enumerate(self.params)]
+        weakref.finalize(self, _remove_all, handles)
 
-    def _point_grads_at(self, flat: torch.Tensor) -> None:
-        offset = 0
-        for p in self.params:
-            p.grad = flat[offset:offset + p.numel()].view_as(p)
-            offset += p.numel()
-
-    def _collect(self, flat: torch.Tensor) -> None:
-        """Make sure ``flat`` holds the gradient: autograd accumulates into the views in place,
-        unless it had to replace one (then copy it in)."""
-        offset = 0
-        for p in self.params:
-            part = flat[offset:offset + p.numel()]
-            if p.grad is None:
-                part.zero_()
-            elif p.grad.data_ptr() != part.data_ptr():
-                part.copy_(p.grad.reshape(-1))
-            offset += p.numel()
+    def _layout(self, cap: float):
+        """Each parameter's slice of the flat buffers, in reverse order (about the order in which
+        backward finishes them), and the buckets: runs of whole parameters up to ``cap`` elements."""
+        slices, bucket_of, buckets = [None] * len(self.params), [0] * len(self.params), []
+        start = offset = members = 0
+        for i in reversed(range(len(self.params))):
+            if members and offset + self.params[i].numel() - start > cap:
+                buckets.append((start, offset, members))
+                start, members = offset, 0
+            slices[i], bucket_of[i] = (offset, offset + self.params[i].numel()), len(buckets)
+            offset, members = offset + self.params[i].numel(), members + 1
+        buckets.append((start, offset, members))
+        return slices, buckets, bucket_of
 
     def run(self, step: int, indices: list[int], batch_of, autocast) -> tuple[float, float]:
         """Forward and backward of this rank's micro-batches of global step ``step`` (1-based),
         ``indices`` being this rank's contiguous share of the global batch. Returns this rank's
         mean loss and the global loss (also summed in the fixed order)."""
-        first = self.rank * len(self.slots)
-        losses = []
-        for j, flat in enumerate(self.slots):
-            torch.manual_seed(micro_batch_seed(self.seed, step, first + j))
-            batch = batch_of(indices[j * self.size:(j + 1) * self.size])
-            flat.zero_()
-            self._point_grads_at(flat)
-            with autocast():
-                logits = self.model(batch["input_ids"], batch["attention_mask"])
-                loss = F.cross_entropy(logits.float(), batch["label"]) * (self.size / self.global_batch_size)
-            loss.backward()
-            self._collect(flat)
-            losses.append(loss.item())
-        width = 1
-        while width < len(self.slots):  # this rank's subtree, in place: slot i += slot i + width
-            for i in range(0, len(self.slots), 2 * width):
-                self.slots[i].add_(self.slots[i + width])
-            width *= 2
-        total = self._across_ranks(self.slots[0])
-        self._point_grads_at(total)
-        every = torch.tensor(losses, dtype=torch.float64, device=total.device)
-        if self.world_size > 1:
-            gathered = [torch.empty_like(every) for _ in range(self.world_size)]
-            dist.all_gather(gathered, every)
-            every = torch.cat(gathered)
-        return sum(losses) * self.world_size, float(tree_sum(every.tolist()))
+        first, losses = self.rank * self.per_rank, []
+        self._stack, self._works, self._live = [], [], True
+        try:
+            for j in range(self.per_rank):
+                if j % 2 == 0:  # a new leaf: a zeroed buffer (its right sibling, if any, accumulates into it)
+                    self._node = self._take()
+                    self._point_grads_at(self._node)
+                torch.manual_seed(micro_batch_seed(self.seed, step, first + j))
+                batch = batch_of(indices[j * self.size:(j + 1) * self.size])
+                with autocast():
+                    logits = self.model(batch["input_ids"], batch["attention_mask"])
+                    loss = F.cross_entropy(logits.float(), batch["label"]) * (self.size / self.global_batch_size)
+                losses.append(loss.item())
+                if j == self.per_rank - 1:  # the last backward finishes buckets and starts their exchange
+                    self._exchange(torch.tensor([tree_sum(losses)], dtype=torch.float64, device=loss.device))
+                    self._last, self._pending, self._launched = True, [b[2] for b in self.buckets], 0
+                loss.backward()
+                if j % 2 and not self._last:
+                    self._push()
+            self._launch_ready(everything=True)  # buckets whose parameters got no gradient this time
+            global_loss = self._wait()
+        finally:
+            self._live = self._last = False
+        root = self._stack[0][0] if self._stack else self._node
+        if root != self._node:
+            self._point_grads_at(root)
+        return sum(losses) * self.world_size, global_loss
 
-    def _across_ranks(self, mine: torch.Tensor) -> torch.Tensor:
+    # ------------------------------------------------------------------ the tree inside this rank
+    def _take(self) -> int:
+        """A zeroed buffer that holds no subtree of this step."""
+        busy = {k for k, _ in self._stack}
+        k = min((k for k in range(len(self.buffers)) if k not in busy), key=lambda k: not self.clean[k])
+        if not self.clean[k]:
+            self.buffers[k].zero_()
+        self.clean[k] = False
+        return k
+
+    def _point_grads_at(self, k: int) -> None:
+        for p, view in zip(self.params, self.views[k]):
+            p.grad = view
+
+    def _push(self) -> None:
+        """A pair is summed (not the last one, whose sums are done per bucket in :meth:`_launch`):
+        add it to the finished subtrees of its size, as the tree does."""
+        node, leaves = self._node, 2
+        while self._stack and self._stack[-1][1] == leaves:
+            left, _ = self._stack.pop()
+            self.buffers[left].add_(self.buffers[node])
+            node, leaves = left, leaves * 2
+        self._stack.append((node, leaves))
+
+    def _ready(self, index: int, param: torch.Tensor) -> None:
+        """Autograd has accumulated ``param``'s gradient. It must be in the buffer: autograd adds
+        into the view in place, unless it had to replace it (then copy the sum in)."""
+        view = self.views[self._node][index]
+        if param.grad.data_ptr() != view.data_ptr():
+            view.copy_(param.grad)
+            param.grad = view
+        if self._last:
+            self._pending[self.bucket_of[index]] -= 1
+            self._launch_ready()
+
+    def _launch_ready(self, everything: bool = False) -> None:
+        """Finish and send the buckets whose gradients are complete, strictly in bucket order (the
+        ranks' collectives must match one for one)."""
+        while self._launched < len(self.buckets) and (everything or not self._pending[self._launched]):
+            a, b, _ = self.buckets[self._launched]
+            part = self.buffers[self._node][a:b]
+            for left, _ in reversed(self._stack):  # up the tree: (left subtree) + (this one)
+                self.buffers[left][a:b].add_(part)
+                part = self.buffers[left][a:b]
+            self._exchange(part)
+            self._launched += 1
+
+    # ------------------------------------------------------------------ the tree across ranks
+    def _exchange(self, tensor: torch.Tensor) -> None:
         """The rest of the tree, by recursive doubling: at level ``k`` rank ``r`` and rank
         ``r XOR 2^k`` all-reduce their partial sums in a group of two. A sum of two numbers is
-        the same whichever comes first, so both get the bits of the tree's next node. ``log2 W``
-        all-reduces of one gradient each. (Point-to-point swaps were 30% faster, but a gloo
-        receive waits out the whole timeout when its peer dies; a collective fails at once,
-        which is what lets the survivors save.)"""
-        for group in self.pair_groups:
-            dist.all_reduce(mine, group=group)
-        return mine
+        the same whichever comes first, so both get the bits of the tree's next node. Level 0
+        starts here, asynchronously; :meth:`_wait` does the rest. (Point-to-point swaps were 30%
+        faster, but a gloo receive waits out the whole timeout when its peer dies; a collective
+        fails at once, which is what lets the survivors save.)"""
+        work = dist.all_reduce(tensor, group=self.pair_groups[0], async_op=True) if self.pair_groups else None
+        self._works.append((tensor, work))
+
+    def _wait(self) -> float:
+        """Zero the buffers this step no longer needs while the exchange runs, then wait for it
+        level by level (each level starts, in one order on every rank, once the previous ended).
+        Returns the global loss (the first tensor exchanged)."""
+        root = self._stack[0][0] if self._stack else self._node
+        for k, buf in enumerate(self.buffers):
+            if k != root and not self.clean[k]:
+                buf.zero_()
+                self.clean[k] = True
+        works = self._works
+        for level in range(1, len(self.pair_groups) + 1):
+            for i, (tensor, work) in enumerate(works):
+                work.wait()
+                if level < len(self.pair_groups):
+                    works[i] = (tensor, dist.all_reduce(tensor, group=self.pair_groups[level], async_op=True))
+        return works[0][0].item()
+
+
+def _remove_all(handles) -> None:
+    for handle in handles:
+        handle.remove()
