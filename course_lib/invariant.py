@@ -74,6 +74,8 @@ def tree_sum(values: list) -> object:
 
 
 BUCKET_MB = 25  # DDP's default bucket size: big enough that gloo's per-call cost does not show
+BLOCK = 32  # elements per block of a sparse exchange (128 bytes: a row of bag's embedding); slices start at one
+SPARSE_UP_TO = 0.5  # exchange only the nonzero blocks while they are at most this share of a bucket
 
 
 def _grad_ready(owner: "weakref.ref[InvariantStep]", index: int, param: torch.Tensor) -> None:
@@ -133,7 +135,8 @@ class InvariantStep:
             self.pair_groups.append(groups[tuple(sorted((rank, rank ^ level)))])
             level *= 2
         self._live = self._last = False
-        self._node, self._stack, self._pending, self._launched, self._works = 0, [], [], 0, []
+        self._node, self._stack, self._pending, self._launched, self._sent, self._works = 0, [], [], 0, [], []
+        self.dense = [[False] * len(self.buckets) for _ in self.pair_groups]  # per level: exchanged dense
         me = weakref.ref(self)
         handles = [p.register_post_accumulate_grad_hook(functools.partial(_grad_ready, me, i))
                    for i, p in enumerate(self.params)]
@@ -141,7 +144,8 @@ class InvariantStep:
 
     def _layout(self, cap: float):
         """Each parameter's slice of the flat buffers, in reverse order (about the order in which
-        backward finishes them), and the buckets: runs of whole parameters up to ``cap`` elements."""
+        backward finishes them), each starting at a multiple of ``BLOCK`` (the gaps stay zero), and
+        the buckets: runs of whole parameters up to ``cap`` elements."""
         slices, bucket_of, buckets = [None] * len(self.params), [0] * len(self.params), []
         start = offset = members = 0
         for i in reversed(range(len(self.params))):
@@ -149,7 +153,7 @@ class InvariantStep:
                 buckets.append((start, offset, members))
                 start, members = offset, 0
             slices[i], bucket_of[i] = (offset, offset + self.params[i].numel()), len(buckets)
-            offset, members = offset + self.params[i].numel(), members + 1
+            offset, members = -(-(offset + self.params[i].numel()) // BLOCK) * BLOCK, members + 1
         buckets.append((start, offset, members))
         return slices, buckets, bucket_of
 
@@ -158,7 +162,7 @@ class InvariantStep:
         ``indices`` being this rank's contiguous share of the global batch. Returns this rank's
         mean loss and the global loss (also summed in the fixed order)."""
         first, losses = self.rank * self.per_rank, []
-        self._stack, self._works, self._live = [], [], True
+        self._stack, self._sent, self._works, self._live = [], [], [], True
         try:
             for j in range(self.per_rank):
                 if j % 2 == 0:  # a new leaf: a zeroed buffer (its right sibling, if any, accumulates into it)
@@ -229,36 +233,71 @@ class InvariantStep:
             for left, _ in reversed(self._stack):  # up the tree: (left subtree) + (this one)
                 self.buffers[left][a:b].add_(part)
                 part = self.buffers[left][a:b]
-            self._exchange(part)
+            self._exchange(part, self._launched)
             self._launched += 1
 
     # ------------------------------------------------------------------ the tree across ranks
-    def _exchange(self, tensor: torch.Tensor) -> None:
-        """The rest of the tree, by recursive doubling: at level ``k`` rank ``r`` and rank
-        ``r XOR 2^k`` all-reduce their partial sums in a group of two. A sum of two numbers is
-        the same whichever comes first, so both get the bits of the tree's next node. Level 0
-        starts here, asynchronously; :meth:`_wait` does the rest. (Point-to-point swaps were 30%
-        faster, but a gloo receive waits out the whole timeout when its peer dies; a collective
-        fails at once, which is what lets the survivors save.)"""
-        work = dist.all_reduce(tensor, group=self.pair_groups[0], async_op=True) if self.pair_groups else None
-        self._works.append((tensor, work))
+    def _exchange(self, tensor: torch.Tensor, bucket: int | None = None) -> None:
+        """Start the rest of the tree for ``tensor`` (bucket ``bucket``, or the loss): level 0 of
+        :meth:`_pair_sum` runs up to its first collective; :meth:`_wait` does the rest."""
+        self._sent.append((tensor, bucket))
+        self._start(tensor, bucket, 0)
+
+    def _start(self, tensor: torch.Tensor, bucket: int | None, level: int) -> None:
+        if level < len(self.pair_groups):
+            exchange = self._pair_sum(tensor, bucket, level)
+            self._works.append((exchange, next(exchange)))
+
+    def _pair_sum(self, tensor: torch.Tensor, bucket: int | None, level: int):
+        """Level ``level`` of the tree across ranks, by recursive doubling: rank ``r`` and rank
+        ``r XOR 2^level`` all-reduce their partial sums in a group of two. A sum of two numbers
+        is the same whichever comes first, so both get the bits of the tree's next node.
+        (Point-to-point swaps were 30% faster, but a gloo receive waits out the whole timeout
+        when its peer dies; a collective fails at once, which is what lets the survivors save.)
+
+        Yields each collective it starts. Sparse when it pays: an embedding's gradient is zero
+        outside the rows of the batch's tokens (``bag``: most of its 20 MB), and a zero of the
+        tree is exactly ``+0`` (``0 + x`` is never ``-0``), so ``+0 + +0`` needs no exchange. The
+        pair first all-reduces which blocks of ``BLOCK`` elements are nonzero on either side,
+        then only those: the same bits as the dense sum. A bucket found mostly nonzero is
+        exchanged dense from then on (both sides of a pair see the same union, so they decide alike)."""
+        group = self.pair_groups[level]
+        if bucket is None or self.dense[level][bucket]:
+            yield dist.all_reduce(tensor, group=group, async_op=True)
+            return
+        blocks = tensor.view(-1, BLOCK)
+        either = blocks.any(1).to(torch.uint8)
+        yield dist.all_reduce(either, group=group, async_op=True)
+        rows = either.nonzero().squeeze(1)
+        if rows.numel() > SPARSE_UP_TO * len(either):
+            self.dense[level][bucket] = True
+            yield dist.all_reduce(tensor, group=group, async_op=True)
+            return
+        values = blocks.index_select(0, rows)
+        yield dist.all_reduce(values, group=group, async_op=True)
+        blocks.index_copy_(0, rows, values)
 
     def _wait(self) -> float:
-        """Zero the buffers this step no longer needs while the exchange runs, then wait for it
-        level by level (each level starts, in one order on every rank, once the previous ended).
-        Returns the global loss (the first tensor exchanged)."""
+        """Zero the buffers this step no longer needs while the exchange runs, then finish it level
+        by level: each exchange waits for its collective and starts its next one, in one order on
+        every rank (collectives in a group match one for one). Returns the global loss."""
         root = self._stack[0][0] if self._stack else self._node
         for k, buf in enumerate(self.buffers):
             if k != root and not self.clean[k]:
                 buf.zero_()
                 self.clean[k] = True
-        works = self._works
-        for level in range(1, len(self.pair_groups) + 1):
-            for i, (tensor, work) in enumerate(works):
-                work.wait()
-                if level < len(self.pair_groups):
-                    works[i] = (tensor, dist.all_reduce(tensor, group=self.pair_groups[level], async_op=True))
-        return works[0][0].item()
+        for level in range(len(self.pair_groups)):
+            if level:
+                for tensor, bucket in self._sent:
+                    self._start(tensor, bucket, level)
+            while self._works:
+                works, self._works = self._works, []
+                for exchange, work in works:
+                    work.wait()
+                    following = next(exchange, None)
+                    if following is not None:
+                        self._works.append((exchange, following))
+        return self._sent[0][0].item()
 
 
 def _remove_all(handles) -> None:
