@@ -13,9 +13,9 @@ ours to remove:
 * **randomness per micro-batch**: before micro-batch ``j`` of global step ``s`` the generator is
   seeded from ``(seed, s, j)``, so its dropout masks do not depend on which rank draws them;
 * **one fixed summation tree**: the ``M`` per-micro-batch gradients are summed pairwise in a
-  balanced binary tree. A rank's block is a subtree, summed locally; the ``W`` block sums are
-  gathered and summed by the rest of the tree on every rank. Every rank, at every world size,
-  performs the same additions in the same order: the same bits;
+  balanced binary tree. A rank's block is a subtree, summed locally; the rest of the tree is
+  summed across ranks by all-reduces in pairs (recursive doubling). Every rank, at every world
+  size, performs the same additions in the same order: the same bits;
 * **the same thread count per micro-batch**: a CPU kernel can sum in another order with more
   threads (``transformer``'s LayerNorm gradients differ between 1 and 2 intra-op threads), so
   the invariant step pins ``threads_per_rank`` (default 1) instead of ``cores // world_size``.
@@ -92,26 +92,31 @@ class InvariantStep:
     every world size. Used instead of DDP's all-reduce when ``--reduction invariant``.
 
     Where the time goes, and how it is kept off the step (``bag``, 2 ranks: the exchange of its
-    20 MB gradient is most of a step):
+    20 MB gradient was half of a step):
 
-    * **no fresh memory.** A few flat gradient buffers are allocated once; ``param.grad`` are
-      views of them, so autograd accumulates in place (a fresh 20 MB tensor per micro-batch
-      cost ~8 ms in page faults, more than the arithmetic).
-    * **the tree's first additions are autograd's own.** A leaf is ``0 + g``: autograd
-      accumulates a micro-batch's gradient into a zeroed buffer. Its right sibling is then
-      accumulated into the same buffer: ``(0 + a) + b``, which has the bits of the tree's
-      ``(0 + a) + (0 + b)`` (``0 + b`` differs from ``b`` only for ``b = -0``, and ``x + -0 = x + 0``
-      for every ``x`` but ``-0``, which ``0 + a`` never is). No second buffer to zero, no
-      separate local sum: for 2 micro-batches per rank the local subtree costs no pass at all.
+    * **no fresh memory.** A few flat gradient buffers are allocated once (one for 2
+      micro-batches per rank); ``param.grad`` are views of them, so autograd accumulates in
+      place (a fresh 20 MB tensor per micro-batch and per addition cost ~8 ms in page faults).
+    * **the tree's first additions are autograd's own, and nothing is zeroed.** A leaf's
+      gradient is the tensor autograd hands over whole (``param.grad`` is ``None``); its
+      gradient hook copies it into the buffer. Its right sibling is then accumulated into that
+      buffer by autograd itself: ``a + b``, the tree's addition, with no second buffer and no
+      separate pass (a leaf summed into a zeroed buffer was ``0 + a``: the same bits but ``-0``,
+      for a zeroing and an addition more).
     * **the exchange overlaps the last backward.** The other micro-batches' subtrees are ready
       before it starts, so in the last backward each bucket of parameters (a slice of the flat
       buffer, in the order backward finishes them) is finished as soon as its gradients are:
       the rest of this rank's subtree is added, and its all-reduce with the first pair partner
       starts (``async_op``), as DDP's buckets do. Every wait comes before ``run`` returns, so
       every collective of a step still comes before its optimizer step.
-    * **buffers are zeroed while the exchange runs**, for the next step (one spare buffer).
+    * **only what is not zero travels.** ``bag``'s embedding gradient is computed last (it is the
+      first layer), so no bucketing can overlap its exchange with the backward pass; but it is
+      zero outside the rows of the batch's tokens (~9% of them for 64 reviews), and ``+0 + +0``
+      is ``+0``. A pair first all-reduces which blocks have a bit set on either side, then
+      only those (:meth:`_pair_sum`): the dense sum's bits, ~10x fewer bytes.
     * **the loss travels the same tree**: this rank's subtree of micro-batch losses (float64)
-      is all-reduced with the pair partners, started before the last backward."""
+      is all-reduced with the pair partners, started before the last backward (gloo's list
+      ``all_gather`` cost ~0.7 ms a step)."""
 
     def __init__(self, model: torch.nn.Module, global_batch_size: int, micro_batch: int, world_size: int, rank: int,
                  seed: int, bucket_mb: float = BUCKET_MB):
@@ -124,9 +129,8 @@ class InvariantStep:
         self.slices, self.buckets, self.bucket_of = self._layout(bucket_mb * 2**20 / self.params[0].element_size())
         like, n = self.params[0], self.buckets[-1][1]
         alive = max(1, self.per_rank.bit_length() - 1)  # subtrees held at once (a binary counter's digits)
-        self.buffers = [torch.zeros(n, dtype=like.dtype, device=like.device) for _ in range(alive + (world_size > 1))]
+        self.buffers = [torch.zeros(n, dtype=like.dtype, device=like.device) for _ in range(alive)]
         self.views = [[buf[a:b].view_as(p) for p, (a, b) in zip(self.params, self.slices)] for buf in self.buffers]
-        self.clean = [True] * len(self.buffers)
         self.pair_groups = []  # level k: {r, r XOR 2^k}; every rank creates every group, in one order
         level = 1
         while level < world_size:
@@ -135,7 +139,7 @@ class InvariantStep:
             self.pair_groups.append(groups[tuple(sorted((rank, rank ^ level)))])
             level *= 2
         self._live = self._last = False
-        self._node, self._stack, self._pending, self._launched, self._sent, self._works = 0, [], [], 0, [], []
+        self._node, self._stack, self._got, self._pending, self._launched, self._sent, self._works = 0, [], [], [], 0, [], []
         self.dense = [[False] * len(self.buckets) for _ in self.pair_groups]  # per level: exchanged dense
         me = weakref.ref(self)
         handles = [p.register_post_accumulate_grad_hook(functools.partial(_grad_ready, me, i))
@@ -165,9 +169,11 @@ class InvariantStep:
         self._stack, self._sent, self._works, self._live = [], [], [], True
         try:
             for j in range(self.per_rank):
-                if j % 2 == 0:  # a new leaf: a zeroed buffer (its right sibling, if any, accumulates into it)
+                if j % 2 == 0:  # a new leaf: autograd hands its gradient over whole, _ready copies it in
                     self._node = self._take()
-                    self._point_grads_at(self._node)
+                    for p in self.params:
+                        p.grad = None
+                self._got = [False] * len(self.params)
                 torch.manual_seed(micro_batch_seed(self.seed, step, first + j))
                 batch = batch_of(indices[j * self.size:(j + 1) * self.size])
                 with autocast():
@@ -178,6 +184,7 @@ class InvariantStep:
                     self._exchange(torch.tensor([tree_sum(losses)], dtype=torch.float64, device=loss.device))
                     self._last, self._pending, self._launched = True, [b[2] for b in self.buckets], 0
                 loss.backward()
+                self._no_gradient(leaf=j % 2 == 0)
                 if j % 2 and not self._last:
                     self._push()
             self._launch_ready(everything=True)  # buckets whose parameters got no gradient this time
@@ -191,17 +198,26 @@ class InvariantStep:
 
     # ------------------------------------------------------------------ the tree inside this rank
     def _take(self) -> int:
-        """A zeroed buffer that holds no subtree of this step."""
+        """A buffer that holds no subtree of this step."""
         busy = {k for k, _ in self._stack}
-        k = min((k for k in range(len(self.buffers)) if k not in busy), key=lambda k: not self.clean[k])
-        if not self.clean[k]:
-            self.buffers[k].zero_()
-        self.clean[k] = False
-        return k
+        return next(k for k in range(len(self.buffers)) if k not in busy)
 
     def _point_grads_at(self, k: int) -> None:
         for p, view in zip(self.params, self.views[k]):
             p.grad = view
+
+    def _no_gradient(self, leaf: bool) -> None:
+        """Parameters this micro-batch gave no gradient count as a gradient of ``+0``, as on a
+        rank that holds that micro-batch alone: a leaf is zeroed, a right sibling adds ``+0``
+        (which turns a ``-0`` into ``+0``, as the sum with a zeroed leaf would)."""
+        for i, got in enumerate(self._got):
+            if not got:
+                view = self.views[self._node][i]
+                if leaf:
+                    view.zero_()
+                else:
+                    view.add_(0.0)
+                self.params[i].grad = view
 
     def _push(self) -> None:
         """A pair is summed (not the last one, whose sums are done per bucket in :meth:`_launch`):
@@ -214,12 +230,14 @@ class InvariantStep:
         self._stack.append((node, leaves))
 
     def _ready(self, index: int, param: torch.Tensor) -> None:
-        """Autograd has accumulated ``param``'s gradient. It must be in the buffer: autograd adds
-        into the view in place, unless it had to replace it (then copy the sum in)."""
+        """Autograd has accumulated ``param``'s gradient. It must be in the buffer: a leaf's is
+        copied in; a right sibling's autograd adds into the view in place, unless it had to
+        replace it (then the sum is copied in too)."""
         view = self.views[self._node][index]
         if param.grad.data_ptr() != view.data_ptr():
             view.copy_(param.grad)
             param.grad = view
+        self._got[index] = True
         if self._last:
             self._pending[self.bucket_of[index]] -= 1
             self._launch_ready()
@@ -256,10 +274,10 @@ class InvariantStep:
         when its peer dies; a collective fails at once, which is what lets the survivors save.)
 
         Yields each collective it starts. Sparse when it pays: an embedding's gradient is zero
-        outside the rows of the batch's tokens (``bag``: most of its 20 MB), and a zero of the
-        tree is exactly ``+0`` (``0 + x`` is never ``-0``), so ``+0 + +0`` needs no exchange. The
-        pair first all-reduces which blocks of ``BLOCK`` elements are nonzero on either side,
-        then only those: the same bits as the dense sum. A bucket found mostly nonzero is
+        outside the rows of the batch's tokens (``bag``: most of its 20 MB), and ``+0 + +0`` is
+        ``+0``, so blocks of ``BLOCK`` elements whose bits are all clear on both sides need no
+        exchange. The pair first all-reduces which blocks have a bit set on either side, then
+        only those: the same bits as the dense sum. A bucket found mostly nonzero is
         exchanged dense from then on (both sides of a pair see the same union, so they decide alike)."""
         group = self.pair_groups[level]
         if bucket is None or self.dense[level][bucket]:
@@ -278,14 +296,9 @@ class InvariantStep:
         blocks.index_copy_(0, rows, values)
 
     def _wait(self) -> float:
-        """Zero the buffers this step no longer needs while the exchange runs, then finish it level
-        by level: each exchange waits for its collective and starts its next one, in one order on
-        every rank (collectives in a group match one for one). Returns the global loss."""
-        root = self._stack[0][0] if self._stack else self._node
-        for k, buf in enumerate(self.buffers):
-            if k != root and not self.clean[k]:
-                buf.zero_()
-                self.clean[k] = True
+        """Finish the exchange level by level: each exchange waits for its collective and starts
+        its next one, in one order on every rank (collectives in a group match one for one).
+        Returns the global loss."""
         for level in range(len(self.pair_groups)):
             if level:
                 for tensor, bucket in self._sent:
@@ -304,9 +317,9 @@ _SAME_WIDTH_INT = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64
 
 
 def _nonzero_blocks(tensor: torch.Tensor) -> torch.Tensor:
-    """Which blocks of ``BLOCK`` elements hold a nonzero, read as int32 bit patterns (a zero of the
-    tree is ``+0``, all bits clear; NaNs count as nonzero): their extremes are both 0 only if every
-    element is. An int32 max runs ~7x faster than ``blocks.any(1)`` on floats here."""
+    """Which blocks of ``BLOCK`` elements have a bit set (``-0`` and NaN included), read as
+    integers of the same width: their extremes are both 0 only if every element is. An int32
+    max and min ran ~4x faster than ``blocks.any(1)`` on the floats here."""
     bits = tensor.view(-1, BLOCK).view(_SAME_WIDTH_INT[tensor.element_size()])
     return (bits.amax(1) != 0) | (bits.amin(1) != 0)
 

@@ -29,7 +29,7 @@ def test_the_tree_and_the_layout():
 
 
 def _by_hand(model, batch_of, step, count, size, seed):
-    """The tree written out: each micro-batch's gradient alone (``0 + g``), summed pairwise."""
+    """The tree written out: each micro-batch's gradient alone, summed pairwise."""
     leaves, losses = [], []
     for j in range(count):
         model.zero_grad(set_to_none=True)
@@ -37,30 +37,33 @@ def _by_hand(model, batch_of, step, count, size, seed):
         batch = batch_of(list(range(j * size, (j + 1) * size)))
         loss = F.cross_entropy(model(batch["input_ids"], batch["attention_mask"]), batch["label"]) * (size / 64)
         loss.backward()
-        leaves.append(torch.cat([torch.zeros(p.numel()) + p.grad.reshape(-1) for p in model.parameters()]))
+        leaves.append(torch.cat([torch.zeros(p.numel()) if p.grad is None else p.grad.reshape(-1)
+                                 for p in model.parameters()]))
         losses.append(loss.item())
     return tree_sum(leaves), tree_sum(losses)
 
 
 @pytest.mark.parametrize("micro_batch", [0, 8])
 def test_the_step_leaves_the_trees_bits_in_the_gradients(micro_batch):
-    """One rank, 4 or 8 micro-batches, two buckets: what ``run`` leaves in ``param.grad`` (autograd
+    """One rank, 4 or 8 micro-batches, three buckets: what ``run`` leaves in ``param.grad`` (autograd
     accumulating into buffer views, the last pair summed per bucket in the gradient hooks) has
     the bits of the tree summed by hand, step after step (buffers reused), also for a second
-    step object built on the same model (as for another world size: the first one's hooks stay inert)."""
+    step object built on the same model (as for another world size: the first one's hooks stay
+    inert), and a parameter that gets no gradient counts as a gradient of zeros."""
     torch.manual_seed(0)
     model = build_model("bag", 500, dim=8, dropout=0.3).train()
+    model.unused = torch.nn.Parameter(torch.ones(3))
     g = torch.Generator().manual_seed(1)
     ids, labels = torch.randint(1, 500, (64, 40), generator=g), torch.randint(0, 2, (64,), generator=g)
     mask = (torch.arange(40) < torch.randint(5, 41, (64, 1), generator=g)).long()
     batch_of = lambda rows: {"input_ids": ids[rows], "attention_mask": mask[rows], "label": labels[rows]}  # noqa: E731
     first = InvariantStep(model, 64, micro_batch, 1, 0, seed=7, bucket_mb=0.5)
-    assert len(first.buckets) == 2 and all(a % 32 == 0 for a, _ in first.slices)
+    assert len(first.buckets) == 3 and all(a % 32 == 0 for a, _ in first.slices)  # head, embedding, unused
     for step_object, step in ((first, 1), (first, 2), (InvariantStep(model, 64, micro_batch, 1, 0, 7, 0.5), 3)):
         expected, expected_loss = _by_hand(model, batch_of, step, step_object.count, step_object.size, 7)
         model.zero_grad(set_to_none=True)
         _, loss = step_object.run(step, list(range(64)), batch_of, contextlib.nullcontext)
-        got = torch.cat([p.grad.reshape(-1) for p in model.parameters()])
+        got = torch.cat([p.grad.reshape(-1) for p in model.parameters()])  # every grad set, if only to zeros
         assert torch.equal(got.view(torch.int32), expected.view(torch.int32)) and loss == expected_loss
 
 
