@@ -2,7 +2,7 @@
 all-reduce and with the invariant reduction (fixed micro-batches, seeds per micro-batch, one
 fixed summation tree), for `bag` and the pretrained `minilm`, in interleaved rounds.
 
-    python bench/reduction_bench.py [--rounds 2] [--minilm-steps 8]
+    python bench/reduction_bench.py [--rounds 3] [--minilm-steps 8]
 """
 import argparse
 import tempfile
@@ -14,7 +14,7 @@ from course_lib.scaling import reduction_cost
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--rounds", type=int, default=2, help="times each setting runs, taking turns with the other")
+    ap.add_argument("--rounds", type=int, default=3, help="times each setting runs, taking turns with the other")
     ap.add_argument("--bag-steps", type=int, default=40)
     ap.add_argument("--minilm-steps", type=int, default=8)
     a = ap.parse_args()

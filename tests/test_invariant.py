@@ -1,12 +1,17 @@
 """The invariant reduction: the same bits on 1, 2 or 4 ranks, and across a resume on another
 world size (issue: a 2-rank checkpoint resumed on 1 rank was only "close")."""
+import contextlib
+
 import pytest
+import torch
+import torch.nn.functional as F
 
 from course_lib.compare import compare_runs
 from course_lib.config import ConfigError
 from course_lib.drills import interrupt_and_resume
-from course_lib.invariant import check_layout, micro_batch_count, micro_batch_seed, tree_sum
+from course_lib.invariant import InvariantStep, check_layout, micro_batch_count, micro_batch_seed, tree_sum
 from course_lib.launch import launch
+from course_lib.models import build_model
 
 from helpers import small_cfg
 
@@ -21,6 +26,45 @@ def test_the_tree_and_the_layout():
     assert len({micro_batch_seed(0, s, j) for s in range(1, 5) for j in range(4)}) == 16
     with pytest.raises(ConfigError, match="world size that divides"):
         small_cfg("x", reduction="invariant", world_size=8, global_batch_size=64)
+
+
+def _by_hand(model, batch_of, step, count, size, seed):
+    """The tree written out: each micro-batch's gradient alone, summed pairwise."""
+    leaves, losses = [], []
+    for j in range(count):
+        model.zero_grad(set_to_none=True)
+        torch.manual_seed(micro_batch_seed(seed, step, j))
+        batch = batch_of(list(range(j * size, (j + 1) * size)))
+        loss = F.cross_entropy(model(batch["input_ids"], batch["attention_mask"]), batch["label"]) * (size / 64)
+        loss.backward()
+        leaves.append(torch.cat([torch.zeros(p.numel()) if p.grad is None else p.grad.reshape(-1)
+                                 for p in model.parameters()]))
+        losses.append(loss.item())
+    return tree_sum(leaves), tree_sum(losses)
+
+
+@pytest.mark.parametrize("micro_batch", [0, 8])
+def test_the_step_leaves_the_trees_bits_in_the_gradients(micro_batch):
+    """One rank, 4 or 8 micro-batches, three buckets: what ``run`` leaves in ``param.grad`` (autograd
+    accumulating into buffer views, the last pair summed per bucket in the gradient hooks) has
+    the bits of the tree summed by hand, step after step (buffers reused), also for a second
+    step object built on the same model (as for another world size: the first one's hooks stay
+    inert), and a parameter that gets no gradient counts as a gradient of zeros."""
+    torch.manual_seed(0)
+    model = build_model("bag", 500, dim=8, dropout=0.3).train()
+    model.unused = torch.nn.Parameter(torch.ones(3))
+    g = torch.Generator().manual_seed(1)
+    ids, labels = torch.randint(1, 500, (64, 40), generator=g), torch.randint(0, 2, (64,), generator=g)
+    mask = (torch.arange(40) < torch.randint(5, 41, (64, 1), generator=g)).long()
+    batch_of = lambda rows: {"input_ids": ids[rows], "attention_mask": mask[rows], "label": labels[rows]}  # noqa: E731
+    first = InvariantStep(model, 64, micro_batch, 1, 0, seed=7, bucket_mb=0.5)
+    assert len(first.buckets) == 3 and all(a % 32 == 0 for a, _ in first.slices)  # head, embedding, unused
+    for step_object, step in ((first, 1), (first, 2), (InvariantStep(model, 64, micro_batch, 1, 0, 7, 0.5), 3)):
+        expected, expected_loss = _by_hand(model, batch_of, step, step_object.count, step_object.size, 7)
+        model.zero_grad(set_to_none=True)
+        _, loss = step_object.run(step, list(range(64)), batch_of, contextlib.nullcontext)
+        got = torch.cat([p.grad.reshape(-1) for p in model.parameters()])  # every grad set, if only to zeros
+        assert torch.equal(got.view(torch.int32), expected.view(torch.int32)) and loss == expected_loss
 
 
 def invariant_cfg(run, **kw):
