@@ -41,7 +41,7 @@ def test_every_trainconfig_field_documents_itself_in_a_group():
         assert "(default: " in " ".join(block.split()), flag
         for choice in f.metadata.get("choices", ()):
             assert choice in block, (flag, choice)
-        if default not in (None, [], False, True):
+        if default not in (None, [], False, True, ""):  # "" and None both read "none"
             shown_default = " ".join(map(str, default)) if isinstance(default, list) else str(default)
             assert f"(default: {shown_default})" in " ".join(block.split()), flag
 
