@@ -241,7 +241,6 @@ LABELS = {
     "checkpoint of step {step} committed": "第 {step} 步的检查点已提交",
     "first step on fewer ranks": "Rank 减少后的第一步",
     "first step on more ranks": "Rank 增加后的第一步",
-    "seconds since the event": "距事件发生的秒数",
 }
 
 

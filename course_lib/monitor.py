@@ -66,6 +66,23 @@ def read_ledger(run_dir: str | Path, rank: int = 0, last_attempt: bool = True) -
     return [best[s] for s in sorted(best)]
 
 
+def fill_ledger_gap(run_dir: str | Path, source: int, target: int, up_to: int) -> int:
+    """Copy into rank ``target``'s ledger the rows of steps up to ``up_to`` it lacks after its
+    last line, from rank ``source``'s. A member that takes over another's place in a re-formed
+    elastic group (the survivor when rank 0 died) needs this: the dead member may have finished
+    a step without writing its line, and rank 0's ledger is what ``compare`` reads. The step's
+    global fields (``global_loss``, ``samples``, ``batch_ids``) are the same on every rank; each
+    copied row says where it came from. Returns the number of rows copied."""
+    have = [r["step"] for r in read_ledger(run_dir, target)]
+    rows = [r for r in read_ledger(run_dir, source) if max(have, default=0) < r["step"] <= up_to]
+    if rows:
+        ledger = Ledger(run_dir, target)
+        for r in rows:
+            ledger.write({**r, "copied_from_rank": source})
+        ledger.close()
+    return len(rows)
+
+
 def next_attempt(run_dir: Path, rank: int, **about) -> int:
     """Attempt number of this start (1 = first), from ``DIR/attempts.jsonl``. Rank 0 records
     the start (and when its launcher began, for the restart cost; ``about``: an elastic group's

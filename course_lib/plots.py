@@ -181,11 +181,13 @@ def lsh_curve(bands: int, rows: int, threshold: float):
     return fig
 
 
-def elastic_timeline(table, lang: str | None = None):
-    """One panel per node event of :func:`course_lib.elastic.timeline` (its DataFrame): each
-    moment a row, its second a dot, from the node's death (or start) down to the first step after it."""
-    from .i18n import resolve, tr
+def elastic_timeline(run_dir):
+    """One panel per node event of a drill (:func:`course_lib.elastic.timeline`): each moment a
+    row, its second a dot, from the node's death (or start) down to the first step after it.
+    Figure text stays English: it renders the same with any font."""
+    from .elastic import timeline
 
+    table = timeline(run_dir, lang="en")
     events = list(dict.fromkeys(table["event"]))
     sizes = [int((table["event"] == e).sum()) for e in events]
     fig, axes = plt.subplots(len(events), 1, figsize=(9, 0.32 * sum(sizes) + 1.1 * len(events)), squeeze=False,
@@ -200,6 +202,6 @@ def elastic_timeline(table, lang: str | None = None):
         ax.set_yticks(y, rows["moment"], fontsize=8)
         ax.set_xlim(0, rows["seconds"].max() * 1.15 + 0.05)
         ax.set_title(event, fontsize=10, loc="left")
-    axes[-1, 0].set_xlabel(tr("seconds since the event", resolve(lang)))
+    axes[-1, 0].set_xlabel("seconds since the event")
     fig.tight_layout()
     return fig

@@ -39,7 +39,7 @@ from .resume import Resuming
 from .consistency import check_ranks_agree
 from .evaluation import held_out_metrics
 from .models import build_model
-from .monitor import Ledger, TensorBoardLogger, next_attempt
+from .monitor import Ledger, TensorBoardLogger, fill_ledger_gap, next_attempt
 from .prepare import prepare_for, prepared_for_rank
 from .sampling import ResumableDistributedSampler, sample_digest
 
@@ -97,6 +97,7 @@ class Trainer(Resuming, Regrouping):
     def _join(self, rank: int, world_size: int) -> None:
         """Everything that depends on this rank's place in the group: built at the start, and
         again each time an elastic group re-forms (a collective: every rank calls it)."""
+        previous = self.rank if self.ledger is not None else None  # this process's place before a re-formed group
         self.rank, self.world_size, cfg = rank, world_size, self.cfg
         self.attempt = next_attempt(self.run_dir, rank, **(self.group.describe() if self.group else {}))
         self.faults = FaultInjector(cfg, rank, self.attempt)
@@ -113,6 +114,8 @@ class Trainer(Resuming, Regrouping):
         self.total_steps = cfg.planned_steps(self.sampler.steps_per_epoch)
         if self.ledger is not None:
             self.ledger.close()
+        if previous is not None and previous != rank:  # e.g. the survivor of a lost rank 0
+            fill_ledger_gap(self.run_dir, previous, rank, self.state.global_step)
         self.ledger = Ledger(self.run_dir, rank)
         if self.tb is None or self.tb.enabled != (rank == 0):
             if self.tb is not None:

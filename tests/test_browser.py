@@ -147,8 +147,8 @@ def test_chinese_notebook_05_and_the_lab_in_jupyterlab(chromium, lab_server, tmp
     # the lab is a rendered widget, not its text fallback
     assert page.get_by_text("断点续训").count() > 0, "the Chinese prose did not render"
     # the chapter's acceptance test passes for the amnesiac resume too (compare is what tells them apart)
-    cells = page.locator(".jp-OutputArea-output td")
-    verdicts = [t.strip() for t in cells.all_inner_texts()]
+    acceptance = page.locator(".jp-OutputArea-output table", has_text=tr("loss after it", "zh"))  # drills.acceptance_table
+    verdicts = [t.strip() for t in acceptance.locator("td").all_inner_texts()]
     assert verdicts.count(tr("passes", "zh")) >= 1 and tr("fails", "zh") not in verdicts, verdicts
     lab = page.locator(".jp-OutputArea-output .widget-vbox").filter(has=page.locator("button", has_text=tr("kill now", "zh"))).first
     lab.wait_for(timeout=30_000)
