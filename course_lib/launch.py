@@ -43,6 +43,7 @@ from .faults import EXIT_PREEMPTED
 from .monitor import LAUNCHED_ENV
 from .portability import (apply_process_group_env, check_kill_modes, check_spawn_safe, choose_port, free_port,  # noqa: F401
                           killed_hard, tcpstore_uses_libuv)  # free_port: launch.free_port for elastic and the tests
+from .spawn_check import try_spawn  # noqa: F401  (launch.try_spawn, as notebook 03 calls it)
 from .torchrun import torchrun_command  # noqa: F401  (launch.torchrun_command, as notebook 03 calls it)
 
 _PROGRESS = "@@progress "
@@ -405,43 +406,3 @@ def _killed_rank(ctx) -> int | None:
         if killed_hard(proc.exitcode):
             return rank
     return None
-
-
-
-def try_spawn(fn: Callable, nprocs: int = 2, timeout: float = 60) -> str:
-    """Start ``fn`` on ``nprocs`` processes with ``torch.multiprocessing.spawn`` and return what
-    happened, in the children's own words: a spawned child starts a fresh interpreter that
-    imports ``fn`` by name, so a function defined in a notebook cell (the kernel's
-    ``__main__``) fails there, and the child's error goes to *its* stderr, not to the cell.
-    This collects that stderr (the children inherit the parent's file descriptor 2, pointed at
-    a file while they start) and returns it with the parent's exception."""
-    import logging
-    import tempfile
-
-    spawn_log = logging.getLogger("torch.multiprocessing.spawn")  # "Terminating process ..." is noise here
-    level = spawn_log.level
-    spawn_log.setLevel(logging.ERROR)
-    with tempfile.TemporaryFile(mode="w+") as err:
-        saved = os.dup(2)
-        os.dup2(err.fileno(), 2)
-        try:
-            ctx = mp.start_processes(fn, nprocs=nprocs, join=False, start_method="spawn")
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
-        deadline, outcome = time.time() + timeout, "every process finished without an error"
-        try:
-            while not ctx.join(timeout=0.2):
-                if time.time() > deadline:
-                    for proc in ctx.processes:
-                        proc.kill()
-                    outcome = f"still running after {timeout:.0f} s: killed"
-                    break
-        except (mp.ProcessRaisedException, mp.ProcessExitedException) as exc:
-            outcome = f"{type(exc).__name__}: {exc}"
-        finally:
-            spawn_log.setLevel(level)
-        err.seek(0)
-        children = [line for line in err.read().splitlines() if line.strip()]
-    last = [line for line in children if not line.startswith((" ", "Traceback"))][-nprocs:]
-    return "\n".join([f"parent: {outcome}", *(f"child:  {line}" for line in last)])
