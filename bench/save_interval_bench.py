@@ -37,7 +37,7 @@ def main():
     a = ap.parse_args()
     old = json.loads((RESULTS / "save_interval.json").read_text()) if a.reuse_calibration else {}
     base = TrainConfig(run_dir="unused", model="bag", world_size=2, train_limit=4000, epochs=30, max_steps=a.max_steps,
-                       async_save=False, eval_limit=200, log_every=100_000, keep_last=2)
+                       async_save=False, eval_limit=200, log_every=100_000, keep_last=2, reduction="ddp")  # as recorded
     studies = [st for st in old.get("studies", []) if st["mtbf_seconds"] not in a.mtbf]
     seconds = {k: v for k, v in old.get("seconds", {}).items() if k not in {f"mtbf {m:g}" for m in a.mtbf}}
     with tempfile.TemporaryDirectory() as work:

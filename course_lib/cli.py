@@ -164,7 +164,7 @@ class _Commands(argparse.RawTextHelpFormatter):
 
 # name -> (what it does, an example); the top-level help shows both, the command's own help too
 COMMANDS = {
-    "pipeline": ("the whole kit end to end, offline: data, tokens, 2-rank DDP, a real kill + resume, held-out score",
+    "pipeline": ("the whole kit end to end, offline: data, tokens, 2-rank training, a real kill + resume, held-out score",
                  "python -m course_lib pipeline --quick"),
     "train": ("train one run: spawns one process per rank, or is one rank under torchrun",
               "python -m course_lib train --run-dir runs/a --kill-at-step 13 --resume auto"),

@@ -77,8 +77,8 @@ class TrainConfig:
     global_batch_size: int = option(64, OPTIM, "reviews per optimizer step, over all ranks (divisible by the world size)")
     micro_batch: int = option(0, OPTIM, "reviews per forward/backward pass, accumulated to the batch; 0 = a rank's whole "
                               "share (invariant: the global batch / 4)")
-    reduction: str = option("ddp", OPTIM, "how gradients are summed; ddp: DDP's all-reduce; invariant: one fixed order, "
-                            "the same bits on any world size", REDUCTIONS)
+    reduction: str = option("invariant", OPTIM, "how gradients are summed; invariant: one fixed order, the same bits on "
+                            "any world size; ddp: DDP's all-reduce (the chapter's)", REDUCTIONS)
     lr: float = option(5e-3, OPTIM, "peak learning rate of AdamW")
     weight_decay: float = option(0.01, OPTIM, "AdamW's weight decay")
     warmup_steps: int = option(50, OPTIM, "steps of linear warm-up before the linear decay to 0")
@@ -243,11 +243,12 @@ class TrainConfig:
             else:
                 group.add_argument(flag, type=type(default) if default is not None else str, metavar=metavar, **kw)
 
-    def to_args(self, skip: tuple[str, ...] = ()) -> list[str]:
-        """The command-line flags that rebuild this config (values that differ from the defaults)."""
+    def to_args(self, skip: tuple[str, ...] = (), keep: tuple[str, ...] = ()) -> list[str]:
+        """The command-line flags that rebuild this config: values that differ from the defaults,
+        and those named in ``keep`` (a command that relies on them says so)."""
         default, out = TrainConfig().to_dict(), []
         for key, value in self.to_dict().items():
-            if key in skip or value is None or value == default[key]:
+            if key in skip or value is None or (value == default[key] and key not in keep):
                 continue
             flag = "--" + key.replace("_", "-")
             if isinstance(value, bool):

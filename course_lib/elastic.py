@@ -4,7 +4,9 @@
 :func:`course_lib.torchrun.torchrun_command`, ``--reduction invariant --resume auto``) and
 carries out a plan: ``("lose", 15)`` kills the last node whole (its agent and its worker,
 SIGKILL) once the run has passed step 15; ``("gain", 30)`` starts a node (a new one, with its
-own torchrun agent: a replacement machine) once the run has passed step 30. The run ends
+own torchrun agent: a replacement machine) once the run has passed step 30; ``("crash", 10)``
+kills node 0's worker alone (SIGKILL), and its agent starts it again: it joins as a newcomer, so
+another node's worker then holds rank 0 (a ``"lose"`` after it loses the rank-0 member). The run ends
 bit-identical to the run never disturbed: the invariant reduction gives every world size the
 same bits, and no step is lost (the survivors hold the last finished one). Each event lands in
 ``DIR/nodes.jsonl``; with the ranks' own records (``attempts.jsonl``, ``elastic.jsonl``, the
@@ -36,7 +38,7 @@ from .launch import free_port
 from .monitor import ledger_ranks, read_attempts, read_ledger
 from .torchrun import torchrun_parts
 
-EVENTS = ("lose", "gain")
+EVENTS = ("lose", "gain", "crash")
 
 
 def _record(run_dir: Path, **event) -> float:
@@ -90,6 +92,19 @@ def _wait_for_step(run_dir: str, step: int, agent: subprocess.Popen, deadline: f
         time.sleep(0.02)
 
 
+def _wait_for_world(run_dir: str, since: float, world: int, agent: subprocess.Popen, deadline: float) -> None:
+    """Until a group of ``world`` members formed after ``since`` has every member ready to train
+    (the hand-over done): a crashed worker is back in."""
+    def ready() -> bool:
+        formed = [a["generation"] for a in read_attempts(run_dir) if a["started"] > since and a.get("world_size") == world]
+        rows = _rows(Path(run_dir) / "elastic.jsonl")
+        return any(sum(r["generation"] == g and "ready" in r for r in rows) == world for g in formed)
+    while not ready():
+        if agent.poll() is not None or time.time() > deadline:
+            raise RuntimeError(f"the restarted worker never joined again (see {run_dir}/elastic-node*.log)")
+        time.sleep(0.05)
+
+
 def node_drill(cfg: TrainConfig, plan: list[tuple[str, int]], nodes: int = 2, reform: str = "in-process",
                timeout: float = 300) -> dict:
     """Start ``nodes`` nodes on ``cfg`` and carry out ``plan`` (see the module docstring). Returns
@@ -98,7 +113,8 @@ def node_drill(cfg: TrainConfig, plan: list[tuple[str, int]], nodes: int = 2, re
     bad = [e for e, _ in plan if e not in EVENTS]
     if bad:
         raise ValueError(f"plan events must be one of {EVENTS}, got {bad}")
-    if any(nodes + sum(1 if e == "gain" else -1 for e, _ in plan[:i + 1]) < 1 for i in range(len(plan))):
+    change = {"gain": 1, "lose": -1, "crash": 0}
+    if any(nodes + sum(change[e] for e, _ in plan[:i + 1]) < 1 for i in range(len(plan))):
         raise ValueError("the plan loses node 0, which hosts the store the group agrees through")
     cfg = cfg.replace(resume="auto", reduction="invariant")
     run_dir = Path(cfg.run_dir)
@@ -125,6 +141,12 @@ def node_drill(cfg: TrainConfig, plan: list[tuple[str, int]], nodes: int = 2, re
                 victim.wait()
                 events.append({"event": "lose", "node": node, "after_step": step,
                                "time": _record(run_dir, event="lose", node=node, after_step=step)})
+            elif what == "crash":  # node 0's worker alone: its agent, which hosts the store, starts it again
+                for pid in _children(agents[0].pid):
+                    os.kill(pid, signal.SIGKILL)
+                events.append({"event": "crash", "node": 0, "after_step": step,
+                               "time": _record(run_dir, event="crash", node=0, after_step=step)})
+                _wait_for_world(cfg.run_dir, events[-1]["time"], len(agents), agents[0], deadline)
             else:
                 node = started = started + 1  # a node of its own: a replacement machine, or the same one back
                 agents[node] = _start_node(cfg, node, port, reform)
@@ -190,6 +212,8 @@ def timeline(run_dir: str | Path, lang: str | None = None) -> "pandas.DataFrame"
     attempts = read_attempts(run_dir)
     out = []
     for i, ep in enumerate(episodes):
+        if ep["event"] == "crash":  # a worker its agent restarted: it bounds the windows, it is not drawn
+            continue
         t0, t1 = ep["time"], episodes[i + 1]["time"] if i + 1 < len(episodes) else float("inf")
         lost = ep["event"] == "lose"
         moments = [(t0, "node killed (SIGKILL: agent and worker)" if lost else "node started (its torchrun agent)", {})]

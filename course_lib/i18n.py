@@ -220,7 +220,7 @@ LABELS = {
     "== Stations 1+2: IMDB -> clean, exact + near-duplicate dedup, split, WordPiece tokens": "== 第 1、2 站：IMDB -> 清洗、精确去重与近似去重、划分、WordPiece 分词",
     "   source {source}: {raw} reviews, {exact} exact duplicates removed, {near} near-duplicates dropped from train, {leaks} train/test leaks dropped from test": "   数据来源 {source}：{raw} 条影评，精确去重删掉 {exact} 条，训练集中删掉 {near} 条近似重复，留出集中删掉 {leaks} 条跨训练集与留出集的泄漏",
     "   train {train} / held-out {test} reviews, {tokens:,} training tokens (cache {cache})": "   训练集 {train} 条 / 留出集 {test} 条影评，{tokens:,} 个训练词元（缓存{cache}）",
-    "== Stations 3+4: {ranks}-rank DDP training ({model}, {steps} steps, checkpoint every {every} steps, TensorBoard in {tb})": "== 第 3、4 站：{ranks} 个 Rank 的 DDP 训练（{model}，{steps} 步，每 {every} 步存一个检查点，TensorBoard 在 {tb}）",
+    "== Stations 3+4: {ranks}-rank training ({model}, {reduction} reduction, {steps} steps, checkpoint every {every} steps, TensorBoard in {tb})": "== 第 3、4 站：{ranks} 个 Rank 的训练（{model}，归约方式 {reduction}，{steps} 步，每 {every} 步存一个检查点，TensorBoard 在 {tb}）",
     "== Station 5: {what}": "== 第 5 站：{what}",
     "   resuming automatically from the newest valid checkpoint ...": "   正在从最新的有效检查点自动续训……",
     "== Done in {s} s: held-out accuracy {acc:.2%} on {n} reviews (out of domain: {ood:.2%} on {m:,} Rotten Tomatoes sentences); resumed from step {r}; summary in {path}": "== 完成，用时 {s} 秒：留出集 {n} 条影评上准确率 {acc:.2%}（领域外：{m:,} 条烂番茄短评上 {ood:.2%}）；从第 {r} 步续训；汇总见 {path}",

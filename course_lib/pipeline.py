@@ -1,6 +1,6 @@
 """The main job: all five stations on IMDB, offline, end to end.
 
-clean + deduplicate -> tokenize -> 2-rank DDP training with TensorBoard and checkpoints ->
+clean + deduplicate -> tokenize -> 2-rank training (the invariant reduction) with TensorBoard and checkpoints ->
 a real SIGKILL in the middle of training -> automatic resume from the newest valid
 checkpoint -> held-out evaluation -> a short report and ``DIR/final/summary.json``.
 """
@@ -55,9 +55,9 @@ def run_pipeline(run_dir: str = "runs/pipeline", quick: bool = False, interrupt:
 
     total = cfg.planned_steps(info["train"] // cfg.global_batch_size)
     kill_at = max(2, int(total * 0.55)) if interrupt else 0
-    say(tr("== Stations 3+4: {ranks}-rank DDP training ({model}, {steps} steps, checkpoint every {every} steps, "
-           "TensorBoard in {tb})", lang, ranks=cfg.world_size, model=cfg.model, steps=total, every=cfg.save_every_steps,
-           tb=f"{run_dir}/tb"))
+    say(tr("== Stations 3+4: {ranks}-rank training ({model}, {reduction} reduction, {steps} steps, checkpoint every "
+           "{every} steps, TensorBoard in {tb})", lang, ranks=cfg.world_size, model=cfg.model, reduction=cfg.reduction,
+           steps=total, every=cfg.save_every_steps, tb=f"{run_dir}/tb"))
     first = cfg.replace(kill_at_step=kill_at, kill_rank=cfg.world_size - 1, kill_mode="sigkill")
     interruption = None
     try:

@@ -96,7 +96,7 @@ def measure_scaling(workdir: str | Path = "runs/scaling", model: str = "bag", st
     flattering whichever ran in a quiet minute. Each setting's figure is the median over the
     steps of all its rounds."""
     base = dict(model=model, max_steps=steps, train_limit=train_limit, save_every_steps=0, log_every=10_000,
-                eval_limit=64, epochs=1, **overrides)
+                eval_limit=64, epochs=1, reduction="ddp", **overrides)  # DDP's all-reduce is what the lab splits off
     settings = {"1 rank x 1 thread": (1, 1, global_batch_size), "1 rank x 2 threads": (1, 2, global_batch_size),
                 "2 ranks x 1 thread": (2, 1, global_batch_size), "1 rank, half batch": (1, 1, global_batch_size // 2)}
     rates: dict[str, list[float]] = {name: [] for name in settings}

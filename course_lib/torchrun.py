@@ -63,7 +63,8 @@ def torchrun_parts(cfg: TrainConfig, nnodes: int | str = 1, nproc_per_node: int 
     args = ["--nnodes", nodes, "--nproc-per-node", str(nproc_per_node), "--rdzv-backend", "c10d",
             "--rdzv-endpoint", endpoint, "--rdzv-id", rdzv_id, "--rdzv-conf", ",".join(f"{k}={v}" for k, v in conf.items()),
             "--max-restarts", str(max_restarts or 3)]
-    return env, ["torchrun", *args, *train, "--run-dir", cfg.run_dir, *cfg.to_args(skip=("run_dir", "world_size"))]
+    return env, ["torchrun", *args, *train, "--run-dir", cfg.run_dir,
+                 *cfg.to_args(skip=("run_dir", "world_size"), keep=("reduction",))]  # elastic: invariant, said
 
 
 def torchrun_command(cfg: TrainConfig, nnodes: int | str = 1, nproc_per_node: int = 2, node_rank: int | str = 0,

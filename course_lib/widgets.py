@@ -51,6 +51,7 @@ class InterruptionLab:
         # a node lost for good: resume on another number of ranks (exact with the invariant reduction)
         self.resume_on = W.Dropdown(options=[(tr("same ranks", lang), 0), (tr("1 rank", lang), 1),
                                                        (tr("2 ranks", lang), 2)], value=0, description=tr("resume on", lang))
+        # the chapter's DDP first: with it every piece of state shows (no-rng parts); invariant: exact on any world size
         self.reduction = W.Dropdown(options=REDUCTIONS, value="ddp", description=tr("reduction", lang))
         self.run_length = W.IntSlider(value=run_length, min=10, max=200, step=10, description=tr("run length", lang))
         self.run_button = W.Button(description=tr("Run", lang), button_style="primary", icon="play")

@@ -6,9 +6,11 @@ from course_lib.config import TrainConfig
 
 
 def small_cfg(run_dir, **kw) -> TrainConfig:
-    """A 2-rank bag-model run on 1,200 reviews: seconds, yet every mechanism is exercised."""
+    """A 2-rank bag-model run on 1,200 reviews: seconds, yet every mechanism is exercised. With the
+    chapter's DDP, as notebooks 03-05 run it: there every piece of state matters (``no-rng`` parts,
+    a changed world size is close, not exact); tests of the default reduction say ``invariant``."""
     base = dict(run_dir=str(run_dir), train_limit=1200, epochs=2, global_batch_size=64, save_every_steps=5, embed_dim=8,
-                log_every=1000, eval_limit=200, warmup_steps=5)
+                log_every=1000, eval_limit=200, warmup_steps=5, reduction="ddp")
     return TrainConfig(**{**base, **kw})
 
 

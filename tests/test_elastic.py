@@ -93,6 +93,24 @@ def test_a_node_lost_and_gained_back_in_process_costs_no_bit(reference, tmp_path
 
 @linux
 @pytest.mark.slow
+def test_losing_the_member_that_holds_rank_0_costs_no_bit(reference, tmp_path):
+    """Ranks follow the order in which members joined, not node numbers: node 0's worker crashes
+    and its agent starts it again, so it joins after node 1's worker, which now holds rank 0; then
+    node 1 is lost. The survivor takes rank 0's place (and rank 0's ledger gets the lines the dead
+    member never wrote, monitor.fill_ledger_gap): still bit-identical."""
+    run = tmp_path / "rank0"
+    result = node_drill(drill_cfg(run), [("crash", 10), ("lose", 15)])
+    assert result["exit_code"] == 0 and result["world_size_at_end"] == 1, result["log"][-3000:]
+    rows = [json.loads(line) for line in (run / "elastic.jsonl").read_text().splitlines()]
+    last = max(r["generation"] for r in rows)
+    (survivor,) = [r["member"] for r in rows if r["generation"] == last]
+    (rank0_before,) = [r["member"] for r in rows if r["generation"] == last - 1 and r["rank"] == 0]
+    assert rank0_before != survivor  # the node lost held rank 0
+    assert_identical(reference, run)
+
+
+@linux
+@pytest.mark.slow
 def test_a_node_lost_and_gained_back_through_torchrun_restarts(reference, tmp_path):
     run = tmp_path / "restart"
     result = node_drill(drill_cfg(run), [("lose", 15), ("gain", 30)], reform="restart")

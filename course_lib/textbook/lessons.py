@@ -33,9 +33,10 @@ STEPS_PER_EPOCH = 16  # the chapter's: 1,024 reviews / 2 ranks / 32 per step
 
 def _kit_config(run_dir: Path, epochs: int, save_interval: int) -> TrainConfig:
     """The kit's trainer on the book's data and shapes: 1,024 reviews, 64 per global step
-    (16 steps an epoch), a checkpoint as often as the book's (every ``save_interval`` epochs)."""
+    (16 steps an epoch), a checkpoint as often as the book's (every ``save_interval`` epochs), and
+    the book's DDP: the same kind of run, with the whole state saved."""
     return TrainConfig(run_dir=str(run_dir), train_limit=DATA_LIMIT, epochs=epochs, global_batch_size=64,
-                       save_every_steps=save_interval * STEPS_PER_EPOCH, log_every=10**6, world_size=2)
+                       save_every_steps=save_interval * STEPS_PER_EPOCH, log_every=10**6, world_size=2, reduction="ddp")
 
 
 def _book_acceptance(run_dir: Path, epoch: int) -> tuple[float, float]:
