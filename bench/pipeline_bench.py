@@ -25,6 +25,7 @@ def run(work: Path, *flags: str) -> dict:
     p = json.loads((run_dir / "final" / "summary.json").read_text())["pipeline"]
     return {"command_seconds": round(wall, 1), "pipeline_seconds": p["wall_seconds"],
             "held_out_accuracy": p["held_out_accuracy"], "held_out_reviews": p["held_out_reviews"],
+            "out_of_domain_accuracy": p["out_of_domain_accuracy"],
             "train_reviews": p["train_reviews"], "steps": p["steps"], "interruption": p["interruption"],
             "resumed_from_step": p["resumed_from_step"], "cold_cache": True}
 
