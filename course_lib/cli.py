@@ -35,7 +35,8 @@ def _cmd_train(args) -> int:
     # the config's own checks first: they need no torch, so a mistake is answered at once
     cfg = TrainConfig.from_args(args, **({"world_size": int(os.environ["WORLD_SIZE"])} if torchrun else {}))
     from .faults import EXIT_INTERRUPTED
-    from .launch import RankFailed, Reporter, RunInterrupted, check_before_start, exit_now, launch, run_dir_lock, run_rank
+    from .launch import RankFailed, RunInterrupted, check_before_start, exit_now, launch, run_dir_lock, run_rank
+    from .rank_output import Reporter
 
     if torchrun:
         from contextlib import nullcontext

@@ -1,7 +1,7 @@
 """Starting one process per rank: ``torch.multiprocessing.spawn`` from Python or a notebook,
 or ``torchrun`` from a shell (one or several machines), with the same per-rank entry point.
 
-What ``launch`` takes care of, so that a notebook cell can start a 2-rank DDP run safely:
+What ``launch`` takes care of, so that a notebook cell can start a 2-rank run safely:
 
 * a free port on loopback (or ``MASTER_ADDR``/``MASTER_PORT`` when set, checked first), and
   what the platform needs before a process group forms (:mod:`course_lib.portability`);
@@ -9,8 +9,8 @@ What ``launch`` takes care of, so that a notebook cell can start a 2-rank DDP ru
 * threads: each rank gets ``cores // ranks`` intra-op threads (two ranks with two threads
   each on two cores run slower than one rank);
 * worker output: each rank writes to ``DIR/logs/rank{R}.log`` and the parent prints new lines
-  as they come, so both ranks' lines appear in the notebook cell. A file per rank survives a
-  SIGKILL, a shared queue would not;
+  as they come (:mod:`course_lib.rank_output`), so both ranks' lines appear in the notebook
+  cell. A file per rank survives a SIGKILL, a shared queue would not;
 * failure: when a rank raises or dies, the parent raises :class:`RankFailed` or
   :class:`RunInterrupted` naming the rank (and its traceback or signal), never hangs; the
   process group is destroyed on every path;
@@ -36,17 +36,15 @@ from typing import Callable
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
-from tqdm.auto import tqdm
 
 from .config import ConfigError, TrainConfig
 from .faults import EXIT_PREEMPTED
 from .monitor import LAUNCHED_ENV
 from .portability import (apply_process_group_env, check_kill_modes, check_spawn_safe, choose_port, free_port,  # noqa: F401
                           killed_hard, tcpstore_uses_libuv)  # free_port: launch.free_port for elastic and the tests
+from .rank_output import RankOutput, Reporter
 from .spawn_check import try_spawn  # noqa: F401  (launch.try_spawn, as notebook 03 calls it)
 from .torchrun import torchrun_command  # noqa: F401  (launch.torchrun_command, as notebook 03 calls it)
-
-_PROGRESS = "@@progress "
 
 
 class RankFailed(RuntimeError):
@@ -77,21 +75,6 @@ class RunInterrupted(RuntimeError):
             how = tr("exited with code {code}", lang, code=self.exit_code)
         return tr("rank {rank} {how} after step {step}; newest valid checkpoint: {checkpoint}. Continue with --resume auto.",
                   lang, rank=self.rank, how=how, step=self.step, checkpoint=self.checkpoint or tr("none", lang))
-
-
-class Reporter:
-    """How a rank talks to a person: lines always; progress only from rank 0 (the parent
-    turns progress lines into one tqdm bar; under torchrun they are not printed)."""
-
-    def __init__(self, rank: int, progress: bool):
-        self.rank, self._progress = rank, progress and rank == 0
-
-    def line(self, text: str) -> None:
-        print(text, flush=True)
-
-    def progress(self, step: int, total: int) -> None:
-        if self._progress:
-            print(f"{_PROGRESS}{step} {total}", flush=True)
 
 
 # --------------------------------------------------------------------------- before anything starts
@@ -285,48 +268,6 @@ def exit_now(code: int) -> None:
 
 
 # --------------------------------------------------------------------------- the parent
-class _Tail:
-    """Prints complete new lines of each rank's log; turns progress lines into a bar."""
-
-    def __init__(self, log_dir: Path, world_size: int, quiet: bool):
-        self.files = [open(log_dir / f"rank{r}.log", "a+") for r in range(world_size)]
-        for f in self.files:
-            f.seek(0, os.SEEK_END)
-        self.partial = [""] * world_size
-        self.quiet, self.bar, self.step = quiet, None, 0
-
-    def poll(self) -> None:
-        for r, f in enumerate(self.files):
-            chunk = f.read()
-            if not chunk:
-                continue
-            lines = (self.partial[r] + chunk).split("\n")
-            self.partial[r] = lines.pop()
-            for line in lines:
-                self._show(line)
-
-    def _show(self, line: str) -> None:
-        if line.startswith(_PROGRESS):
-            step, total = map(int, line[len(_PROGRESS):].split())
-            if self.bar is None and not self.quiet:
-                self.bar = tqdm(total=total, desc="training steps", initial=step - 1)
-            if self.bar is not None:
-                self.bar.update(step - self.bar.n)
-            self.step = step
-        elif not self.quiet:
-            (self.bar.write if self.bar is not None else print)(line)
-
-    def close(self) -> None:
-        self.poll()
-        for p in self.partial:
-            if p and not p.startswith(_PROGRESS) and not self.quiet:
-                print(p)
-        if self.bar is not None:
-            self.bar.close()
-        for f in self.files:
-            f.close()
-
-
 def launch(cfg: TrainConfig, quiet: bool = False, on_start: Callable[[list[int]], None] | None = None,
            launched_at: float | None = None) -> dict:
     """Train ``cfg`` with one spawned process per rank and return rank 0's summary.
@@ -364,7 +305,7 @@ def _launch(cfg: TrainConfig, quiet: bool, on_start) -> dict:
                           "--data-path and --tokenizer") from err
     apply_process_group_env()  # the spawned ranks inherit it
 
-    tail = _Tail(log_dir, cfg.world_size, quiet)
+    tail = RankOutput(log_dir, cfg.world_size, quiet)
     ctx = mp.spawn(_spawned_worker, args=(cfg.to_dict(), port, str(log_dir), str(data.path)), nprocs=cfg.world_size, join=False)
     if on_start:
         on_start(ctx.pids())

@@ -23,9 +23,10 @@ import torch
 import torch.multiprocessing as mp
 
 from .. import i18n
-from ..launch import RankFailed, _Tail, exit_now, free_port
+from ..launch import RankFailed, exit_now, free_port
 from ..monitor import read_ledger
 from ..prepare import prepare_imdb
+from ..rank_output import RankOutput
 
 DATA_LIMIT = 1280  # reviews taken from IMDB: 1,024 train (the chapter's 16 steps x 32 x 2 ranks), 256 held out
 
@@ -79,7 +80,7 @@ class BookRun:
         return self.table().to_string()
 
 
-class _BookTail(_Tail):
+class _BookTail(RankOutput):
     """The ranks' lines as they come; with ``show="epochs"`` only each epoch's first and last
     step (the chapter's own excerpt) and every line that is not a step line."""
 

@@ -1,0 +1,72 @@
+"""What the ranks of a run say, and how the parent shows it in a notebook cell or a terminal.
+
+A rank prints its lines (the chapter's ``Rank 0, Epoch [..], Step [..], Loss: ..``) and, from
+rank 0, progress markers; its stdout and stderr go to ``DIR/logs/rank{R}.log`` (which survives
+a crash). The parent reads the logs as they grow, prints complete new lines, and turns the
+markers into one ``tqdm`` bar. Both sides of that small protocol live here.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from tqdm.auto import tqdm
+
+_PROGRESS = "@@progress "
+
+
+class Reporter:
+    """How a rank talks to a person: lines always; progress only from rank 0 (the parent
+    turns progress lines into one tqdm bar; under torchrun they are not printed)."""
+
+    def __init__(self, rank: int, progress: bool):
+        self.rank, self._progress = rank, progress and rank == 0
+
+    def line(self, text: str) -> None:
+        print(text, flush=True)
+
+    def progress(self, step: int, total: int) -> None:
+        if self._progress:
+            print(f"{_PROGRESS}{step} {total}", flush=True)
+
+
+class RankOutput:
+    """Prints complete new lines of each rank's log; turns progress lines into a bar."""
+
+    def __init__(self, log_dir: Path, world_size: int, quiet: bool):
+        self.files = [open(log_dir / f"rank{r}.log", "a+") for r in range(world_size)]
+        for f in self.files:
+            f.seek(0, os.SEEK_END)
+        self.partial = [""] * world_size
+        self.quiet, self.bar, self.step = quiet, None, 0
+
+    def poll(self) -> None:
+        for r, f in enumerate(self.files):
+            chunk = f.read()
+            if not chunk:
+                continue
+            lines = (self.partial[r] + chunk).split("\n")
+            self.partial[r] = lines.pop()
+            for line in lines:
+                self._show(line)
+
+    def _show(self, line: str) -> None:
+        if line.startswith(_PROGRESS):
+            step, total = map(int, line[len(_PROGRESS):].split())
+            if self.bar is None and not self.quiet:
+                self.bar = tqdm(total=total, desc="training steps", initial=step - 1)
+            if self.bar is not None:
+                self.bar.update(step - self.bar.n)
+            self.step = step
+        elif not self.quiet:
+            (self.bar.write if self.bar is not None else print)(line)
+
+    def close(self) -> None:
+        self.poll()
+        for p in self.partial:
+            if p and not p.startswith(_PROGRESS) and not self.quiet:
+                print(p)
+        if self.bar is not None:
+            self.bar.close()
+        for f in self.files:
+            f.close()
