@@ -7,8 +7,9 @@ from helpers import small_cfg
 
 
 @pytest.mark.slow
-def test_chaos_drill_resumes_identically_and_times_the_restart(tmp_path):
-    rows = chaos_drill(tmp_path, small_cfg(tmp_path / "unused", max_steps=12), kills=2, seed=3)
+@pytest.mark.parametrize("reduction", ["ddp", "invariant"])
+def test_chaos_drill_resumes_identically_and_times_the_restart(tmp_path, reduction):
+    rows = chaos_drill(tmp_path, small_cfg(tmp_path / "unused", max_steps=12, reduction=reduction), kills=2, seed=3)
     assert [r["identical"] for r in rows] == [True, True], rows
     for r in rows:
         # work lost is bounded by the checkpoint interval (small_cfg saves every 5 steps)
