@@ -18,6 +18,7 @@ BENCHMARKS = {
     "checkpoint": (["checkpoint_bench.py"], 16),
     "reduction": (["reduction_bench.py"], 5),
     "elastic": (["elastic_bench.py"], 10),
+    "start_method": (["start_method_bench.py"], 1),
     "chaos_drill": (["chaos_drill.py"], 6),
     "save_interval": (["save_interval_bench.py"], 95),
     "pipeline": (["pipeline_bench.py"], 3),

@@ -161,6 +161,17 @@ def reduction(r: dict) -> tuple[list, str]:
     return rows, ""
 
 
+def start_method(r: dict) -> tuple[list, str]:
+    med = r["median_seconds"]
+    rows = [(f"one small 2-rank launch ({r['run']}): forkserver vs spawn, wall time",
+             f"{r['forkserver_vs_spawn']:.2f}x ({med['forkserver']:.2f} s vs {med['spawn']:.2f} s, median of "
+             f"{r['rounds']} interleaved rounds; the server's own first launch {r['forkserver_first_launch_seconds']:.2f} s)",
+             "faster", r["forkserver_vs_spawn"] < 1),
+            ("the same run's bits, forkserver and spawn", "identical" if r["bit_identical"] else "DIFFERENT", "identical",
+             r["bit_identical"])]
+    return rows, ""
+
+
 def elastic(r: dict) -> tuple[list, str]:
     if "summary" not in r:  # the first recording: scale-down through torchrun's restarts only
         n = len(r["runs"])
@@ -266,6 +277,7 @@ SECTIONS = [("Station 1 · near-duplicate detection", "near_dup", near_dup),
             ("Station 4 · checkpoint cost", "checkpoint", checkpoint),
             ("Station 5 · chaos drill", "chaos_drill", chaos),
             ("Stations 3 + 5 · the invariant reduction's cost", "reduction", reduction),
+            ("Station 3 · starting the ranks: spawn or a forkserver", "start_method", start_method),
             ("Station 5 · a node lost and gained back (torchrun elastic)", "elastic", elastic),
             ("Stations 4 + 5 · how often to save, under real random failures", "save_interval", save_interval),
             ("Stations 1-5 · the main job", "pipeline", pipeline),

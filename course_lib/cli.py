@@ -35,7 +35,7 @@ def _cmd_train(args) -> int:
     # the config's own checks first: they need no torch, so a mistake is answered at once
     cfg = TrainConfig.from_args(args, **({"world_size": int(os.environ["WORLD_SIZE"])} if torchrun else {}))
     from .faults import EXIT_INTERRUPTED
-    from .launch import RankFailed, RunInterrupted, check_before_start, exit_now, launch, run_dir_lock, run_rank
+    from .launch import RankFailed, RunInterrupted, check_before_start, launch, run_dir_lock, run_rank, run_then_exit
     from .rank_output import Reporter
 
     if torchrun:
@@ -45,10 +45,13 @@ def _cmd_train(args) -> int:
         check_before_start(cfg)
         local_world = int(os.environ.get("LOCAL_WORLD_SIZE", cfg.world_size))
         elastic = bool(cfg.elastic_endpoint)  # every member holds the lock: nodes come and go
-        with run_dir_lock(cfg.run_dir, shared=elastic) if rank == 0 or elastic else nullcontext():
-            run_rank(cfg, rank, cfg.world_size, int(os.environ.get("LOCAL_RANK", 0)), local_world,
-                     Reporter(rank, progress=False))
-        exit_now(0)  # the work is on disk: leave without the interpreter's teardown (see exit_now)
+
+        def work():
+            with run_dir_lock(cfg.run_dir, shared=elastic) if rank == 0 or elastic else nullcontext():
+                run_rank(cfg, rank, cfg.world_size, int(os.environ.get("LOCAL_RANK", 0)), local_world,
+                         Reporter(rank, progress=False))
+
+        run_then_exit(work)  # the work is on disk: leave without the interpreter's teardown
     try:
         summary = launch(cfg, launched_at=STARTED)
     except RunInterrupted as err:

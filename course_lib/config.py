@@ -94,6 +94,9 @@ class TrainConfig:
     device: str = option("auto", PROCS, "auto: one GPU per rank when there are GPUs, else the CPU", ("auto", "cpu", "cuda"))
     precision: str = option("fp32", PROCS, "bf16: autocast for GPUs (weights and optimizer stay fp32)", ("fp32", "bf16"))
     threads_per_rank: int = option(0, PROCS, "intra-op threads per rank; 0 = cores // ranks (invariant: 1)")
+    start_method: str = option("auto", PROCS, "how launch() starts its ranks; spawn: a fresh interpreter each (~2 s of "
+                               "imports); forkserver: a fork of a server that imported torch once; auto: forkserver "
+                               "where the OS has it, else spawn", ("auto", "forkserver", "spawn"))
     timeout_s: float = option(120.0, PROCS, "seconds a collective may wait for a peer before the process group fails",
                               metavar="SECONDS")
     log_every: int = option(20, OUTPUT, "print each rank's book-style line every N steps (and at the first and last)")

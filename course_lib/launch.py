@@ -1,5 +1,5 @@
-"""Starting one process per rank: ``torch.multiprocessing.spawn`` from Python or a notebook,
-or ``torchrun`` from a shell (one or several machines), with the same per-rank entry point.
+"""Starting one process per rank: ``torch.multiprocessing`` from Python or a notebook (spawn's
+API, with a forkserver where the OS has one: :mod:`course_lib.rank_start`), or ``torchrun`` from a shell (one or several machines), with the same per-rank entry point.
 
 What ``launch`` takes care of, so that a notebook cell can start a 2-rank run safely:
 
@@ -31,7 +31,7 @@ import time
 import warnings
 from datetime import timedelta
 from pathlib import Path
-from typing import Callable
+from typing import Callable, NoReturn
 
 import torch
 import torch.distributed as dist
@@ -43,6 +43,7 @@ from .monitor import LAUNCHED_ENV
 from .portability import (apply_process_group_env, check_kill_modes, check_spawn_safe, choose_port, free_port,  # noqa: F401
                           killed_hard, tcpstore_uses_libuv)  # free_port: launch.free_port for elastic and the tests
 from .rank_output import RankOutput, Reporter
+from .rank_start import start_ranks
 from .spawn_check import try_spawn  # noqa: F401  (launch.try_spawn, as notebook 03 calls it)
 from .torchrun import torchrun_command  # noqa: F401  (launch.torchrun_command, as notebook 03 calls it)
 
@@ -218,6 +219,7 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, local_rank: int, loca
         dist.init_process_group(backend, store=store, rank=rank, world_size=world_size, timeout=timeout)
     else:
         dist.init_process_group(backend, init_method=init_method, rank=rank, world_size=world_size, timeout=timeout)
+    hold_process_group()
     try:
         return Trainer(cfg, rank, world_size, device, report, data_file).train()
     finally:
@@ -245,23 +247,47 @@ def _elastic_store(rank: int, world_size: int, timeout: timedelta):
 
 
 def _spawned_worker(rank: int, cfg_dict: dict, port: int, log_dir: str, data_file: str) -> None:
-    """Entry point of a process started by ``mp.spawn``. It lives in the package because a
-    function defined in a notebook cannot be pickled into a spawned process."""
+    """Entry point of a rank started by ``launch`` (:mod:`course_lib.rank_start`). It lives in
+    the package because a function defined in a notebook cannot be pickled into a new process."""
     log = open(Path(log_dir) / f"rank{rank}.log", "a", buffering=1)
     os.dup2(log.fileno(), 1)  # fd-level: tracebacks and C++ warnings land in the log too
     os.dup2(log.fileno(), 2)
     sys.stdout = sys.stderr = log
     cfg = TrainConfig.from_dict(cfg_dict)
-    run_rank(cfg, rank, cfg.world_size, rank, cfg.world_size, Reporter(rank, progress=True),
-             init_method=f"tcp://127.0.0.1:{port}", data_file=data_file)
+    run_then_exit(lambda: run_rank(cfg, rank, cfg.world_size, rank, cfg.world_size, Reporter(rank, progress=True),
+                                   init_method=f"tcp://127.0.0.1:{port}", data_file=data_file))
+
+
+def run_then_exit(work: Callable[[], object]) -> NoReturn:
+    """Run a rank's ``work``, then leave with its exit code (0, or the code of the
+    ``SystemExit`` it raised: 143 after a SIGTERM's save, :data:`EXIT_SURVIVED` after an
+    emergency save) without the interpreter's teardown. At interpreter exit a rank sometimes
+    died with "terminate called without an active exception" (a c10d thread still joinable):
+    SIGABRT after its work was on disk, which the parent must read as a crash. That happened
+    after a clean finish and, in CI, after a SIGTERM's save (reported as "killed by SIGABRT").
+    An exception other than ``SystemExit`` propagates: its traceback is the report."""
+    try:
+        work()
+    except SystemExit as stop:
+        exit_now(stop.code if isinstance(stop.code, int) else 1)
     exit_now(0)
 
 
-def exit_now(code: int) -> None:
-    """Leave a rank whose work is done and on disk without running C++ static destructors:
-    at interpreter exit a rank sometimes died with "terminate called without an active
-    exception" (a c10d thread still joinable), i.e. SIGABRT after its last step, which the
-    parent must read as a crash."""
+_HELD_GROUPS: list = []
+
+
+def hold_process_group() -> None:
+    """Keep this rank's default process group referenced until the rank leaves through
+    :func:`exit_now`, so that its C++ destructor never runs. ``~ProcessGroupGloo`` joins gloo's
+    worker threads, and it runs inside a Python object's deallocation, which holds the GIL; a
+    worker thread still freeing a finished collective's tensor needs the GIL: a deadlock. Seen
+    here when a rank's last reference to a DDP model (its reducer holds the group) went at the
+    end of the book's ``train``, after ``all_gather_object``: the rank never exited."""
+    _HELD_GROUPS.append(dist.group.WORLD)
+
+
+def exit_now(code: int) -> NoReturn:
+    """Flush this rank's output and leave at once, with ``code`` (see :func:`run_then_exit`)."""
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)
@@ -306,7 +332,8 @@ def _launch(cfg: TrainConfig, quiet: bool, on_start) -> dict:
     apply_process_group_env()  # the spawned ranks inherit it
 
     tail = RankOutput(log_dir, cfg.world_size, quiet)
-    ctx = mp.spawn(_spawned_worker, args=(cfg.to_dict(), port, str(log_dir), str(data.path)), nprocs=cfg.world_size, join=False)
+    ctx = start_ranks(_spawned_worker, (cfg.to_dict(), port, str(log_dir), str(data.path)), cfg.world_size,
+                      cfg.start_method)
     if on_start:
         on_start(ctx.pids())
     try:

@@ -30,6 +30,20 @@ def test_two_rank_run_trains_logs_and_agrees(tmp_path, capsys):
     assert (run / "checkpoints" / "LATEST").exists() and (run / "final" / "summary.json").exists()
 
 
+def test_forkserver_ranks_train_the_same_bits_as_spawned_ones_and_see_this_launchs_environment(tmp_path, reference_run):
+    """A forkserver is started once, at its first launch; the ranks must still get the
+    environment of *their* launch (here: when it began, recorded for the restart cost)."""
+    from course_lib.compare import compare_runs
+    from course_lib.monitor import read_attempts
+
+    assert json.loads((reference_run / "config.json").read_text())["start_method"] == "auto"  # forkserver here
+    for n, method in enumerate(("forkserver", "forkserver", "spawn"), 1):  # the 2nd reuses the 1st's server
+        run = tmp_path / f"{n}-{method}"
+        launch(small_cfg(run, start_method=method), quiet=True, launched_at=1_000_000.0 * n)
+        assert [a["launched"] for a in read_attempts(run)] == [1_000_000.0 * n]
+        assert compare_runs(reference_run, run)["identical"]
+
+
 def test_failing_rank_raises_in_parent_with_traceback(tmp_path):
     # a real failure inside every rank: minilm cannot read GPT-2 BPE ids
     with pytest.raises(RankFailed, match="rank [01] failed") as err:

@@ -87,6 +87,17 @@ def test_a_busy_master_port_is_one_line_and_none_picks_a_free_one(on, monkeypatc
         port.choose_port()
 
 
+def test_ranks_start_from_a_forkserver_where_the_os_has_one(on, monkeypatch):
+    on("linux")
+    assert port.start_method() == "forkserver" and port.start_method("spawn") == "spawn"
+    on("windows")
+    monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])  # what Windows offers
+    assert port.start_method("auto") == "spawn"
+    with pytest.raises(ConfigError, match="--start-method forkserver does not exist on windows; use one of spawn") as err:
+        port.start_method("forkserver")
+    assert "\n" not in str(err.value)
+
+
 def test_launching_while_spawn_imports_the_script_says_what_to_write(monkeypatch, tmp_path):
     from course_lib.launch import launch
 

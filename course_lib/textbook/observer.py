@@ -23,6 +23,7 @@ from ..checkpoint import write_part
 from ..config import TrainConfig
 from ..consistency import check_ranks_agree
 from ..faults import FaultInjector
+from ..launch import hold_process_group
 from ..monitor import Ledger, next_attempt
 from ..sampling import sample_digest
 
@@ -30,6 +31,7 @@ from ..sampling import sample_digest
 class Observer:
     def __init__(self, settings, rank: int, world_size: int, steps_per_epoch: int):
         self.settings, self.rank, self.world_size, self.steps_per_epoch = settings, rank, world_size, steps_per_epoch
+        hold_process_group()  # the book's group outlives its train(): no destructor, no deadlock at its end
         self.run_dir = Path(settings.run_dir)
         self.attempt = next_attempt(self.run_dir, rank)
         self.ledger = Ledger(self.run_dir, rank)

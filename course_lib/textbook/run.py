@@ -1,4 +1,5 @@
-"""Starting the book's code: ``torch.multiprocessing.spawn``, two real processes, gloo on loopback.
+"""Starting the book's code: two real processes (spawn's API, from the kit's forkserver where the
+OS has one: :mod:`course_lib.rank_start`), gloo on loopback.
 
 :func:`run_book` is what a notebook cell calls. The chapter's run is the default: 2 ranks,
 10 epochs, 16 steps per rank per epoch (1,024 training reviews, 32 per rank per step), the
@@ -23,10 +24,11 @@ import torch
 import torch.multiprocessing as mp
 
 from .. import i18n
-from ..launch import RankFailed, exit_now, free_port
+from ..launch import RankFailed, free_port, run_then_exit
 from ..monitor import read_ledger
 from ..prepare import prepare_imdb
 from ..rank_output import RankOutput
+from ..rank_start import start_ranks
 
 DATA_LIMIT = 1280  # reviews taken from IMDB: 1,024 train (the chapter's 16 steps x 32 x 2 ranks), 256 held out
 
@@ -118,8 +120,7 @@ def _spawned(rank: int, world_size: int, settings: BookSettings, port: int, thre
     sys.stdout = sys.stderr = log
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     torch.set_num_threads(threads or max(1, (os.cpu_count() or 1) // world_size))
-    _worker(settings)(rank, world_size, settings)
-    exit_now(0)
+    run_then_exit(lambda: _worker(settings)(rank, world_size, settings))
 
 
 def _clear(run_dir: Path) -> None:
@@ -206,15 +207,16 @@ def run_book(run_dir: str | Path, epochs: int = 10, save_interval: int = 10, kil
 
 
 def run_ranks(settings: BookSettings, world_size: int, show: str = "none", steps_per_epoch: int = 16,
-              timeout: float | None = None, threads_per_rank: int | None = None) -> str | None:
-    """Spawn ``world_size`` ranks of the worker, print their lines as they come, wait. Returns
+              timeout: float | None = None, threads_per_rank: int | None = None, start_method: str = "auto") -> str | None:
+    """Start ``world_size`` ranks of the worker (``start_method``: see :mod:`course_lib.rank_start`;
+    ``"spawn"`` is the chapter's ``mp.spawn`` exactly), print their lines as they come, wait. Returns
     ``None``, or how a killed rank ended ("rank 1 killed by SIGKILL after step 184"); a rank that
     raised raises :class:`RankFailed`; ranks still running after ``timeout`` s are ended and
     :class:`TimeoutError` raised."""
     run_dir = Path(settings.run_dir)
     (run_dir / "logs").mkdir(parents=True, exist_ok=True)
     tail = _BookTail(run_dir / "logs", world_size, show, steps_per_epoch)
-    ctx = mp.spawn(_spawned, args=(world_size, settings, free_port(), threads_per_rank), nprocs=world_size, join=False)
+    ctx = start_ranks(_spawned, (world_size, settings, free_port(), threads_per_rank), world_size, start_method)
     spawn_log = logging.getLogger("torch.multiprocessing.spawn")
     level, _ = spawn_log.level, spawn_log.setLevel(logging.ERROR)  # not its "Terminating process ..." warning
     deadline = None if timeout is None else time.monotonic() + timeout
