@@ -302,14 +302,14 @@ def launch(cfg: TrainConfig, quiet: bool = False, on_start: Callable[[list[int]]
     ``launched_at`` (default: now) is when this start began, for the restart cost that
     ``attempts.jsonl`` records (the command line passes its own start time).
     """
-    os.environ[LAUNCHED_ENV] = repr(launched_at or time.time())  # the spawned ranks inherit it
+    launched = repr(launched_at or time.time())  # for these ranks only: a torchrun started later must not read it
     check_spawn_safe()
     check_before_start(cfg)
     with run_dir_lock(cfg.run_dir):
-        return _launch(cfg, quiet, on_start)
+        return _launch(cfg, quiet, on_start, launched)
 
 
-def _launch(cfg: TrainConfig, quiet: bool, on_start) -> dict:
+def _launch(cfg: TrainConfig, quiet: bool, on_start, launched: str) -> dict:
     from .checkpoint import latest_valid
     from .monitor import read_ledger
     from .prepare import prepare_for
@@ -333,7 +333,7 @@ def _launch(cfg: TrainConfig, quiet: bool, on_start) -> dict:
 
     tail = RankOutput(log_dir, cfg.world_size, quiet)
     ctx = start_ranks(_spawned_worker, (cfg.to_dict(), port, str(log_dir), str(data.path)), cfg.world_size,
-                      cfg.start_method)
+                      cfg.start_method, env={LAUNCHED_ENV: launched})
     if on_start:
         on_start(ctx.pids())
     try:

@@ -22,15 +22,16 @@ from .portability import start_method
 RANK_IMPORTS = ["course_lib.launch", "course_lib.train", "course_lib.textbook.run", "torch._dynamo"]
 
 
-def start_ranks(worker: Callable, args: tuple, nprocs: int, method: str = "auto"):
+def start_ranks(worker: Callable, args: tuple, nprocs: int, method: str = "auto", env: dict | None = None):
     """``worker(rank, *args)`` on ``nprocs`` new processes; returns torch's ``ProcessContext``
     (``join``, ``pids``, ``processes``) without waiting. ``method``: ``auto``, ``forkserver``
-    or ``spawn``. ``worker`` must live in a module: it travels by name."""
+    or ``spawn``. ``worker`` must live in a module: it travels by name. The ranks get this
+    process's environment plus ``env``, which this process itself does not get."""
     method = start_method(method)
     if method == "forkserver":  # only the first launch of this process starts the server
         multiprocessing.get_context("forkserver").set_forkserver_preload(RANK_IMPORTS)
-    return mp.start_processes(_in_the_launchs_environment, args=(worker, dict(os.environ), *args), nprocs=nprocs,
-                              join=False, start_method=method)
+    return mp.start_processes(_in_the_launchs_environment, args=(worker, {**os.environ, **(env or {})}, *args),
+                              nprocs=nprocs, join=False, start_method=method)
 
 
 def _in_the_launchs_environment(rank: int, worker: Callable, env: dict, *args) -> None:

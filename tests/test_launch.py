@@ -33,8 +33,10 @@ def test_two_rank_run_trains_logs_and_agrees(tmp_path, capsys):
 def test_forkserver_ranks_train_the_same_bits_as_spawned_ones_and_see_this_launchs_environment(tmp_path, reference_run):
     """A forkserver is started once, at its first launch; the ranks must still get the
     environment of *their* launch (here: when it began, recorded for the restart cost)."""
+    import os
+
     from course_lib.compare import compare_runs
-    from course_lib.monitor import read_attempts
+    from course_lib.monitor import LAUNCHED_ENV, read_attempts
 
     assert json.loads((reference_run / "config.json").read_text())["start_method"] == "auto"  # forkserver here
     for n, method in enumerate(("forkserver", "forkserver", "spawn"), 1):  # the 2nd reuses the 1st's server
@@ -42,6 +44,7 @@ def test_forkserver_ranks_train_the_same_bits_as_spawned_ones_and_see_this_launc
         launch(small_cfg(run, start_method=method), quiet=True, launched_at=1_000_000.0 * n)
         assert [a["launched"] for a in read_attempts(run)] == [1_000_000.0 * n]
         assert compare_runs(reference_run, run)["identical"]
+    assert LAUNCHED_ENV not in os.environ  # the ranks' only: a torchrun started from here must not read it
 
 
 def test_failing_rank_raises_in_parent_with_traceback(tmp_path):
