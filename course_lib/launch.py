@@ -1,5 +1,6 @@
 """Starting one process per rank: ``torch.multiprocessing`` from Python or a notebook (spawn's
-API, with a forkserver where the OS has one: :mod:`course_lib.rank_start`), or ``torchrun`` from a shell (one or several machines), with the same per-rank entry point.
+API, with a forkserver where the OS has one: :mod:`course_lib.rank_start`), or ``torchrun``
+from a shell (one or several machines), with the same per-rank entry point.
 
 What ``launch`` takes care of, so that a notebook cell can start a 2-rank run safely:
 

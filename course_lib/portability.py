@@ -14,9 +14,9 @@ documentation and issues, not measured by this project:
   process at once (``TerminateProcess``), so ``sigkill`` and ``during-save`` work and
   ``sigterm`` (a handler that saves, then exits) cannot: it is refused in one line.
 * **Everywhere**: a rank, spawned or forked from the forkserver, imports ``__main__`` again
-  and finds its worker by name. A worker function defined in a notebook cannot be found there (the kit's
-  lives in :mod:`course_lib.launch`), and a script that launches at import time would launch
-  again inside every rank: :func:`check_spawn_safe` says what to write instead.
+  and finds its worker by name. A worker function defined in a notebook cannot be found there
+  (the kit's lives in :mod:`course_lib.launch`), and a script that launches at import time
+  would launch again inside every rank: :func:`check_spawn_safe` says what to write instead.
 * **Starting ranks**: ``forkserver`` (Linux, macOS) forks each rank from a server process that
   has imported torch once, so a rank starts in a fraction of a second instead of the ~1.5 s of
   imports a fresh interpreter needs; Windows has only ``spawn``. :func:`start_method` chooses.
