@@ -1,6 +1,7 @@
 """Starting the ranks of one run on this machine, for :func:`course_lib.launch.launch` and the
 book's runner (:mod:`course_lib.textbook.run`): spawn's API (``torch.multiprocessing``), with a
-forkserver where the OS has one (:func:`course_lib.portability.start_method` says why).
+forkserver where the OS has one (:func:`course_lib.portability.start_method` says why). The
+exercises' real kills (:mod:`course_lib.exercises.killed_runs`) start their one process the same way.
 
 A forkserver is started once per process, at its first launch, and its children inherit *its*
 environment, frozen at that moment. So every rank is given the parent's environment of its own
@@ -17,9 +18,18 @@ import torch.multiprocessing as mp
 
 from .portability import start_method
 
-# what every rank imports before its first step (each torch.optim optimizer imports
-# torch._dynamo, ~0.7 s): the forkserver imports them once, and each rank is a fork of it
-RANK_IMPORTS = ["course_lib.launch", "course_lib.train", "course_lib.textbook.run", "torch._dynamo"]
+# what every rank (or exercise attempt) imports before its first step (each torch.optim optimizer
+# imports torch._dynamo, ~0.7 s): the forkserver imports them once, and each process is a fork of it
+RANK_IMPORTS = ["course_lib.launch", "course_lib.train", "course_lib.textbook.run", "course_lib.exercises.loop",
+                "torch._dynamo"]
+
+
+def _method(method: str) -> str:
+    """The start method to use; only the first forkserver start of this process starts the server."""
+    method = start_method(method)
+    if method == "forkserver":
+        multiprocessing.get_context("forkserver").set_forkserver_preload(RANK_IMPORTS)
+    return method
 
 
 def start_ranks(worker: Callable, args: tuple, nprocs: int, method: str = "auto", env: dict | None = None):
@@ -27,14 +37,25 @@ def start_ranks(worker: Callable, args: tuple, nprocs: int, method: str = "auto"
     (``join``, ``pids``, ``processes``) without waiting. ``method``: ``auto``, ``forkserver``
     or ``spawn``. ``worker`` must live in a module: it travels by name. The ranks get this
     process's environment plus ``env``, which this process itself does not get."""
-    method = start_method(method)
-    if method == "forkserver":  # only the first launch of this process starts the server
-        multiprocessing.get_context("forkserver").set_forkserver_preload(RANK_IMPORTS)
     return mp.start_processes(_in_the_launchs_environment, args=(worker, {**os.environ, **(env or {})}, *args),
-                              nprocs=nprocs, join=False, start_method=method)
+                              nprocs=nprocs, join=False, start_method=_method(method))
+
+
+def start_process(target: Callable, args: tuple = (), method: str = "auto") -> multiprocessing.Process:
+    """``target(*args)`` in one new process, started as a rank is, with this process's
+    environment; returns the started ``multiprocessing.Process`` (``join``, ``exitcode``: -9
+    when a SIGKILL ended it). ``target`` must live in a module."""
+    proc = multiprocessing.get_context(_method(method)).Process(
+        target=_in_environment, args=(target, dict(os.environ), *args))
+    proc.start()
+    return proc
 
 
 def _in_the_launchs_environment(rank: int, worker: Callable, env: dict, *args) -> None:
+    _in_environment(worker, env, rank, *args)
+
+
+def _in_environment(target: Callable, env: dict, *args) -> None:
     os.environ.clear()
     os.environ.update(env)
-    worker(rank, *args)
+    target(*args)

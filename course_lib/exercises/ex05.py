@@ -2,19 +2,15 @@
 from __future__ import annotations
 
 import random
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 import torch
 
+from ..rank_start import start_process
 from .base import Exercise, Fail, learner_call, register, say
 from .killed_runs import check_killed
-
-_HALF_WRITE = ("import sys, torch; from course_lib.exercises.loop import _DyingSave; "
-               "state = torch.load(sys.argv[1], weights_only=True); torch.save = _DyingSave(torch.save); "
-               "torch.save(state, sys.argv[2])")
+from .loop import half_write
 
 
 def _book_files(folder: Path, epochs: list[int], half: int | None) -> None:
@@ -28,9 +24,10 @@ def _book_files(folder: Path, epochs: list[int], half: int | None) -> None:
     if half is not None:
         whole = folder / "whole.tmp"
         torch.save({"epoch": half, "model_state_dict": model.state_dict(), "loss": 1.0 / half}, whole)
-        proc = subprocess.run([sys.executable, "-c", _HALF_WRITE, str(whole), str(folder / f"model_epoch_{half}.pth")])
+        proc = start_process(half_write, (str(whole), str(folder / f"model_epoch_{half}.pth")))
+        proc.join()
         whole.unlink()
-        assert proc.returncode == -9, "the half-writing process was not killed"
+        assert proc.exitcode == -9, "the half-writing process was not killed"
 
 
 def _check_newest(funcs: dict, seed: int, lang: str) -> tuple[str, dict]:

@@ -1,6 +1,6 @@
 """The book's loop grown up, where the learner's checkpoint code (exercises 04 and 05) is judged.
 
-One real process per attempt (``python -m course_lib.exercises.loop SETTINGS``), on the real
+One real process per attempt (:func:`attempt`, started as a rank is), on the real
 IMDB data: the ``bag`` model with dropout (so the RNG matters), AdamW with a warm-up + linear
 decay schedule (so the scheduler matters), a shuffled order per epoch that is a pure function
 of (seed, epoch) (so the position in the epoch matters), a save every ``SAVE_EVERY`` steps in
@@ -209,5 +209,22 @@ def _save(s: LoopSettings, fns, model, optimizer, scheduler, progress: dict) -> 
         Path(s.run_dir, "save_changed_state.txt").write_text(f"step {step}")
 
 
-if __name__ == "__main__":
-    run(LoopSettings(**json.loads(Path(sys.argv[1]).read_text())))
+def attempt(settings_file: str) -> None:
+    """One attempt's process: its settings from a file, so that the attempt can be rerun by hand
+    (``run(LoopSettings(**json.load(open(FILE))))``); a crash of the loop itself leaves its
+    traceback in ``loop_error.txt`` for the parent to show."""
+    import traceback
+
+    s = LoopSettings(**json.loads(Path(settings_file).read_text()))
+    try:
+        run(s)
+    except Exception:
+        Path(s.run_dir, "loop_error.txt").write_text(traceback.format_exc())
+        raise
+
+
+def half_write(source: str, target: str) -> None:
+    """A process that a real SIGKILL stops half-way through ``torch.save`` of ``source``'s state
+    to ``target`` (05.newest's broken newest file)."""
+    state = torch.load(source, weights_only=True)
+    _DyingSave(torch.save)(state, target)
