@@ -10,6 +10,7 @@ import shutil
 import time
 from pathlib import Path
 
+from . import references
 from .compare import compare_runs
 from .config import TrainConfig
 from .faults import fired_kills
@@ -21,10 +22,12 @@ UNPLANNED_KILLS = 5  # interruptions beyond the plan that interrupt_and_resume s
 
 
 def ensure_reference(cfg: TrainConfig) -> Path:
-    """The uninterrupted run of ``cfg`` (trained once, reused while its summary exists)."""
-    if not (Path(cfg.run_dir) / "final" / "summary.json").exists():
-        shutil.rmtree(cfg.run_dir, ignore_errors=True)
-        launch(cfg, quiet=True)
+    """The uninterrupted run of ``cfg`` in ``cfg.run_dir``: trained once per settings, then
+    copied from the cache (:mod:`course_lib.references`). A finished run already in the
+    folder with other settings (a notebook rerun after a parameter changed) is never reused."""
+    settings = {k: v for k, v in cfg.to_dict().items() if k not in ("run_dir", "cache_dir")}
+    if references.reuse(cfg.run_dir, settings, lambda: launch(cfg, quiet=True), root=cfg.cache_dir):
+        cfg.save(Path(cfg.run_dir) / "config.json")  # the copy names its own folder
     return Path(cfg.run_dir)
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from .. import i18n
+from .. import i18n, references
 from ..checkpoint import list_checkpoints, verify
 from ..compare import acceptance_test, compare_runs
 from ..config import TrainConfig
@@ -89,7 +89,9 @@ def what_the_book_loses(workdir: str | Path, epochs: int = 12, save_interval: in
     ckpt_name = f"model_epoch_{saved_epoch}.pth"
     t0 = time.perf_counter()
     book_ref, book_run = workdir / "book-reference", workdir / "book-killed"
-    run_book(book_ref, epochs, save_interval, dropout=dropout, show="none")
+    references.reuse(book_ref, {"book": "never interrupted", "epochs": epochs, "save_interval": save_interval,
+                                "dropout": dropout, "data_limit": DATA_LIMIT},
+                     lambda: run_book(book_ref, epochs, save_interval, dropout=dropout, show="none"))
     _say(1, 4, i18n.tr("the book, never interrupted", lang), t0)
     run_book(book_run, epochs, save_interval, kill_at_step=kill_at_step, kill_rank=kill_rank, dropout=dropout, show="none")
     run_book(book_run, epochs, save_interval, resume=ckpt_name, dropout=dropout, show="none")
