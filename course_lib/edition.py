@@ -179,16 +179,17 @@ def to_html(nb, title: str) -> str:
 
 
 def build_edition(out: str | Path, langs=LANGS, small: bool = False, only: list[str] | None = None,
-                  progress=print) -> Path:
+                  progress=print, root: Path | None = None) -> Path:
     """Execute every chosen notebook (committed defaults, or ``small`` parameters) in
-    ``out/work/<lang>/`` and write ``out/<lang>/<name>.html`` and ``out/index.html``."""
+    ``out/work/<lang>/`` and write ``out/<lang>/<name>.html`` and ``out/index.html``.
+    ``root``: another folder of notebooks laid out as ``notebooks/`` is (the tests' own)."""
     import nbformat
 
     from nbclient.exceptions import CellExecutionError
 
     out = Path(out)
     rows, failed = [], []
-    for lang, path in notebook_paths(langs, only):
+    for lang, path in notebook_paths(langs, only, root):
         t0 = time.perf_counter()
         progress(f"running {lang}/{path.name} ...")
         try:
