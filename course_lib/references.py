@@ -23,6 +23,7 @@ import platform
 import shutil
 import time
 import uuid
+import warnings
 from pathlib import Path
 from typing import Callable
 
@@ -67,7 +68,11 @@ def reuse(run_dir: str | Path, settings: dict, train: Callable[[], object], root
     shutil.rmtree(run_dir, ignore_errors=True)
     train()
     if (run_dir / FINISHED).is_file():
-        _store(run_dir, entry)
+        try:
+            _store(run_dir, entry)
+        except OSError as err:  # a full disk or a read-only cache costs the next lesson time, not this one its run
+            warnings.warn(f"could not keep the reference run in {store} ({err}); it will train again next time",
+                          stacklevel=2)
     return False
 
 

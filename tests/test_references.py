@@ -43,6 +43,13 @@ def test_an_unfinished_run_is_not_cached(tmp_path):
     assert not (tmp_path / "cache" / "references" / references.key({"k": 1})).exists()
 
 
+def test_a_cache_that_cannot_be_written_costs_a_warning_not_the_run(tmp_path):
+    (tmp_path / "cache").write_text("a file where the cache folder should be")
+    with pytest.warns(UserWarning, match="could not keep the reference run"):
+        assert references.reuse(tmp_path / "a", {"k": 1}, lambda: _fake_run(tmp_path / "a", "x"), root=tmp_path / "cache") is False
+    assert (tmp_path / "a" / "final" / "summary.json").is_file()
+
+
 def test_the_key_follows_the_settings_and_the_code(monkeypatch):
     assert references.key({"a": 1, "b": 2}) == references.key({"b": 2, "a": 1})
     assert references.key({"a": 1}) != references.key({"a": 2})
