@@ -31,7 +31,8 @@ import torch
 
 from .prepare import cache_root
 
-KEEP = 40  # references kept in the cache (about 5-20 MB each); the least recently used go first
+BUDGET = 2 * 2**30  # bytes of references kept (a notebook 05 reference with its checkpoints: up to 0.2 GB);
+                    # beyond it the least recently used go first
 FINISHED = Path("final") / "summary.json"  # what both the kit's runs and the book's write last
 
 
@@ -78,7 +79,7 @@ def reuse(run_dir: str | Path, settings: dict, train: Callable[[], object], root
 
 def _store(run_dir: Path, entry: Path) -> None:
     """Copy a finished run into the cache whole or not at all (a crash leaves only a temp
-    folder, ignored), then drop the least recently used beyond ``KEEP``."""
+    folder, ignored), then drop the least recently used beyond ``BUDGET`` (the newest stays)."""
     entry.parent.mkdir(parents=True, exist_ok=True)
     tmp = entry.parent / f".tmp-{uuid.uuid4().hex}"
     shutil.copytree(run_dir, tmp, ignore=shutil.ignore_patterns(".lock"))
@@ -87,8 +88,13 @@ def _store(run_dir: Path, entry: Path) -> None:
     except OSError:  # another process cached the same run first: the same bits
         shutil.rmtree(tmp, ignore_errors=True)
     entries = sorted((p for p in entry.parent.iterdir() if not p.name.startswith(".")), key=lambda p: p.stat().st_mtime)
-    for old in entries[:-KEEP]:
+    sizes = {p: sum(f.stat().st_size for f in p.rglob("*") if f.is_file()) for p in entries}
+    total = sum(sizes.values())
+    for old in entries[:-1]:
+        if total <= BUDGET:
+            break
         shutil.rmtree(old, ignore_errors=True)
+        total -= sizes[old]
     for stale in entry.parent.glob(".tmp-*"):  # left by a crash over an hour ago
         if time.time() - stale.stat().st_mtime > 3600:
             shutil.rmtree(stale, ignore_errors=True)

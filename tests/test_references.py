@@ -59,7 +59,7 @@ def test_the_key_follows_the_settings_and_the_code(monkeypatch):
 
 
 def test_the_cache_keeps_the_most_recently_used(tmp_path, monkeypatch):
-    monkeypatch.setattr(references, "KEEP", 2)
+    monkeypatch.setattr(references, "BUDGET", 2 * len(json.dumps({"value": "0"})))  # room for two runs
     for i in range(3):
         references.reuse(tmp_path / f"r{i}", {"i": i}, lambda i=i: _fake_run(tmp_path / f"r{i}", str(i)), root=tmp_path)
     kept = sorted(p.name for p in (tmp_path / "references").iterdir())
