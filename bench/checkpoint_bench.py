@@ -25,6 +25,7 @@ def state_io(model_name: str, work: Path) -> dict:
     import torch
 
     from course_lib import checkpoint as ckpt
+    from course_lib.rng import rng_state
     from course_lib.models import build_model
 
     model = build_model(model_name, 30522)
@@ -35,7 +36,7 @@ def state_io(model_name: str, work: Path) -> dict:
     t0 = time.perf_counter()
     tmp = ckpt.tmp_dir(work, 1)
     parts = {"model.pt": model.state_dict(), "optimizer.pt": opt.state_dict(), "scheduler.pt": {"last_epoch": 1},
-             "trainer.pt": {"state": {"global_step": 1}}, "rng-rank0.pt": ckpt.rng_state()}  # what a 1-rank run saves
+             "trainer.pt": {"state": {"global_step": 1}}, "rng-rank0.pt": rng_state()}  # what a 1-rank run saves
     hashes = {name: ckpt.write_part(tmp, name, obj) for name, obj in parts.items()}
     path = ckpt.commit(work, 1, {"world_size": 1}, known=hashes)
     save = time.perf_counter() - t0

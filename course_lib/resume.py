@@ -12,6 +12,7 @@ from pathlib import Path
 
 from . import checkpoint as ckpt
 from .config import SHAPE_KEYS, TrainConfig
+from .rng import set_rng_state
 
 
 class Resuming:
@@ -52,7 +53,7 @@ class Resuming:
         same_world = saved_cfg["world_size"] == self.world_size
         rng = read(f"rng-rank{self.rank}.pt") if mode != "no-rng" and same_world else None
         if rng is not None:  # the invariant reduction needs none (emergency saves and peers have none)
-            ckpt.set_rng_state(rng)
+            set_rng_state(rng)
         exact = self.invariant is not None and saved_cfg.get("reduction") == "invariant"
         if not same_world and self.rank == 0 and exact:
             self.report.line(f"NOTE: resuming a {saved_cfg['world_size']}-rank checkpoint on {self.world_size} rank(s) "

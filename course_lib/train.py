@@ -29,6 +29,7 @@ import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 from . import checkpoint as ckpt
+from . import rng
 from .async_save import BackgroundWriter
 from .config import TrainConfig
 from .faults import EXIT_PREEMPTED, EXIT_SURVIVED, FaultInjector, GracefulStop
@@ -83,7 +84,7 @@ class Trainer(Resuming, Regrouping):
             decision = group.form(-1, holds_state=False, reason="a node starts", trigger=True)
             rank, world_size, formed = decision.members.index(group.id), decision.world_size, time.time()
         self._join(rank, world_size)
-        ckpt.seed_rngs(cfg.seed, rank)  # per-rank RNG (dropout) owned by this run, saved in checkpoints
+        rng.seed_rngs(cfg.seed, rank)  # per-rank RNG (dropout) owned by this run, saved in checkpoints
         if decision is not None and decision.needs_state:
             self.resumed_from = self._share_state(decision)  # from a live peer's memory
         else:
@@ -266,7 +267,7 @@ class Trainer(Resuming, Regrouping):
         fault = self.faults.during_save(step)
         ok = 1.0
         try:
-            ckpt.write_part(tmp, f"rng-rank{self.rank}.pt", ckpt.rng_state(), None if self.rank == 0 else fault)
+            ckpt.write_part(tmp, f"rng-rank{self.rank}.pt", rng.rng_state(), None if self.rank == 0 else fault)
         except OSError as err:  # disk full, permissions...: this save fails, the run goes on
             self.report.line(f"Rank {self.rank}: checkpoint at step {step} NOT saved ({err}); previous one kept")
             ok = 0.0
