@@ -32,11 +32,15 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .config import TrainConfig
 from .launch import free_port
 from .monitor import ledger_ranks, read_attempts, read_ledger
 from .torchrun import torchrun_parts
+
+if TYPE_CHECKING:
+    import pandas
 
 EVENTS = ("lose", "gain", "crash")
 

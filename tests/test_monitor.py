@@ -1,5 +1,3 @@
-import json
-
 from course_lib.monitor import Ledger, TensorBoardLogger, fill_ledger_gap, read_ledger, read_scalars
 
 

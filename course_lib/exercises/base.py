@@ -18,8 +18,6 @@ from typing import Callable
 
 import pandas as pd
 
-from .. import i18n
-
 
 def say(lang: str, en: str, zh: str, **values) -> str:
     """One message in the notebook's language (both texts are written next to each other,
