@@ -136,6 +136,9 @@ LABELS = {
     "interrupted": "中断情况",
     "rank {rank} killed by {signal} after step {step}": "Rank {rank} 在第 {step} 步之后被 {signal} 杀掉",
     "rank {rank} exited with code {code} after step {step}": "Rank {rank} 在第 {step} 步之后退出，退出码 {code}",
+    "; it was not killed: the end of {log}:": "；它不是被杀掉的，而是自己出错退出。{log} 的末尾：",
+    "; it was not killed, and failed before its log was open: its error is on the terminal (or the Jupyter server's log)":
+        "；它不是被杀掉的，而是在打开日志之前就出错退出：报错在终端里（或 Jupyter 服务器的日志里）",
     "resumed from step": "从第几步续训",
     "checkpoints on disk": "磁盘上的检查点",
     "wall time (s)": "总用时（秒）",

@@ -304,7 +304,7 @@ def launch(cfg: TrainConfig, quiet: bool = False, on_start: Callable[[list[int]]
     ``attempts.jsonl`` records (the command line passes its own start time).
     """
     launched = repr(launched_at or time.time())  # for these ranks only: a torchrun started later must not read it
-    check_spawn_safe()
+    check_spawn_safe()  # before anything is written (starting the ranks asks again)
     check_before_start(cfg)
     with run_dir_lock(cfg.run_dir):
         return _launch(cfg, quiet, on_start, launched)

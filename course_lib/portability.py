@@ -127,11 +127,17 @@ def choose_port() -> int:
 
 
 def check_spawn_safe() -> None:
-    """Refuse to start ranks from inside a rank that is still importing ``__main__``: spawn
-    re-imports the script in every rank, so a launch at import time would recurse."""
+    """Refuse to start ranks that could not start: every rank re-imports ``__main__`` by its
+    path, so a launch at import time would recurse, and a program read from stdin
+    (``python - < script.py``) has no path to import: each rank died with exit code 1 before
+    its first step, its traceback in the terminal and not in the error."""
     if getattr(multiprocessing.current_process(), "_inheriting", False):
         raise ConfigError("launch() ran while a spawned rank was importing your script: spawn re-imports __main__ "
                           "in every rank (on every OS); put the launch under  if __name__ == \"__main__\":")
+    main = getattr(sys.modules.get("__main__"), "__file__", None)
+    if main is not None and not os.path.isfile(main):
+        raise ConfigError(f"this program's main script is {main!r}, not a file: every rank re-imports it by its path "
+                          "(spawn and forkserver alike); save the program to a file and run  python FILE.py")
 
 
 def start_method(requested: str = "auto") -> str:

@@ -17,7 +17,7 @@ from typing import Callable
 
 import torch.multiprocessing as mp
 
-from .portability import start_method
+from .portability import check_spawn_safe, start_method
 
 # what every rank (or exercise attempt) imports before its first step (each torch.optim optimizer
 # imports torch._dynamo, ~0.7 s): the forkserver imports them once, and each process is a fork of it
@@ -26,7 +26,9 @@ RANK_IMPORTS = ["course_lib.launch", "course_lib.train", "course_lib.textbook.ru
 
 
 def _method(method: str) -> str:
-    """The start method to use; only the first forkserver start of this process starts the server."""
+    """The start method to use, once the ranks can start at all (:func:`~course_lib.portability.check_spawn_safe`);
+    only the first forkserver start of this process starts the server."""
+    check_spawn_safe()
     method = start_method(method)
     if method == "forkserver":
         multiprocessing.get_context("forkserver").set_forkserver_preload(RANK_IMPORTS)

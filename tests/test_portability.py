@@ -107,6 +107,19 @@ def test_launching_while_spawn_imports_the_script_says_what_to_write(monkeypatch
     assert not (tmp_path / "logs").exists()
 
 
+def test_a_program_read_from_stdin_is_refused_before_any_rank_starts(monkeypatch):
+    """Every rank re-imports ``__main__`` by its path: ``python - < script.py`` has none, and
+    each rank used to die with exit code 1 before its first step."""
+    import sys
+
+    from course_lib.rank_start import start_process
+
+    monkeypatch.setattr(sys.modules["__main__"], "__file__", "<stdin>", raising=False)
+    with pytest.raises(ConfigError, match=r"main script is '<stdin>', not a file.*save the program to a file") as err:
+        start_process(print)
+    assert "\n" not in str(err.value)
+
+
 def test_only_portability_reads_the_platform():
     """The platform decisions stay in one module (tests and the Linux-only bench tools aside)."""
     from pathlib import Path

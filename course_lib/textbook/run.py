@@ -123,6 +123,18 @@ def _spawned(rank: int, world_size: int, settings: BookSettings, port: int, thre
     run_then_exit(lambda: _worker(settings)(rank, world_size, settings))
 
 
+def _exited(run_dir: Path, rank: int, code: int, step: int, lang: str) -> RankFailed:
+    """A rank that left with a non-zero code, not killed: its error is the end of its log (its
+    stderr), or, if it failed before the log was open (re-importing ``__main__``), the terminal's."""
+    log = run_dir / "logs" / f"rank{rank}.log"
+    last = log.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-12:] if log.is_file() else []
+    said = i18n.tr("rank {rank} exited with code {code} after step {step}", lang, rank=rank, code=code, step=step)
+    where = (i18n.tr("; it was not killed: the end of {log}:", lang, log=log) + "\n" + "\n".join(last)) if last else \
+        i18n.tr("; it was not killed, and failed before its log was open: its error is on the terminal (or the "
+                "Jupyter server's log)", lang)
+    return RankFailed(rank, said + where)
+
+
 def _clear(run_dir: Path) -> None:
     """A fresh run: remove what an earlier run left in ``run_dir`` (only the files a book run writes)."""
     import shutil
@@ -235,10 +247,10 @@ def run_ranks(settings: BookSettings, world_size: int, show: str = "none", steps
         code = ctx.processes[rank].exitcode
         done = max((r["step"] for r in read_ledger(run_dir, rank, last_attempt=False)), default=0)
         lang = i18n.resolve(None)
-        if code < 0:
-            return i18n.tr("rank {rank} killed by {signal} after step {step}", lang, rank=rank,
-                           signal=signal.Signals(-code).name, step=done)
-        return i18n.tr("rank {rank} exited with code {code} after step {step}", lang, rank=rank, code=code, step=done)
+        if code > 0:  # the book's ranks never exit non-zero on purpose: this one failed
+            raise _exited(run_dir, rank, code, done, lang) from None
+        return i18n.tr("rank {rank} killed by {signal} after step {step}", lang, rank=rank,
+                       signal=signal.Signals(-code).name, step=done)
     finally:
         spawn_log.setLevel(level)
         tail.close()
