@@ -188,7 +188,8 @@ def run_book(run_dir: str | Path, epochs: int = 10, save_interval: int = 10, kil
     intra-op threads of each rank (default: the cores shared out; 1 makes a rank one "card").
 
     Returns what happened (a table in a notebook). A rank that was killed is reported, not
-    raised; a rank that raised (the book's resume from a half-written file) raises :class:`RankFailed`.
+    raised; a rank that raised (the book's resume from a half-written file), or exited non-zero
+    by itself, raises :class:`RankFailed`.
     """
     if show not in ("epochs", "all", "none"):
         raise ValueError(f"show must be 'epochs', 'all' or 'none', got {show!r}")
@@ -223,7 +224,7 @@ def run_ranks(settings: BookSettings, world_size: int, show: str = "none", steps
     """Start ``world_size`` ranks of the worker (``start_method``: see :mod:`course_lib.rank_start`;
     ``"spawn"`` is the chapter's ``mp.spawn`` exactly), print their lines as they come, wait. Returns
     ``None``, or how a killed rank ended ("rank 1 killed by SIGKILL after step 184"); a rank that
-    raised raises :class:`RankFailed`; ranks still running after ``timeout`` s are ended and
+    raised or exited non-zero by itself raises :class:`RankFailed`; ranks still running after ``timeout`` s are ended and
     :class:`TimeoutError` raised."""
     run_dir = Path(settings.run_dir)
     (run_dir / "logs").mkdir(parents=True, exist_ok=True)
