@@ -332,6 +332,16 @@ PIECES = {
     "rng-rank": ("Python, NumPy, torch (and CUDA) RNG states of one rank", "dropout masks continue exactly (no-rng mode diverges)", False),
     "manifest.json": ("sha256 + size of every file, step, world size, versions", "proves the checkpoint is complete and undamaged", False),
 }
+# the invariant reduction seeds each micro-batch's dropout itself (course_lib.invariant): its resume needs no RNG file
+INVARIANT_RNG = "not needed by this run: the invariant reduction seeds each micro-batch's dropout from (seed, step, index)"
+
+
+def _reduction(path: str | Path) -> str | None:
+    """The reduction of the run a checkpoint belongs to, as its ``trainer.pt`` says (None if unreadable)."""
+    try:
+        return json.loads(load_part(path, "trainer.pt")["config"]).get("reduction")
+    except (CheckpointError, KeyError, TypeError, ValueError):
+        return None
 
 
 def describe(path: str | Path, lang: str | None = None):
@@ -342,10 +352,12 @@ def describe(path: str | Path, lang: str | None = None):
     from .i18n import resolve, tr
 
     lang = resolve(lang)
+    invariant = _reduction(path) == "invariant"
     rows = []
     for f in sorted(Path(path).iterdir()):
         key = next((k for k in PIECES if f.name.startswith(k)), None)
         holds, why, textbook = PIECES.get(key, ("?", "?", False))
+        why = INVARIANT_RNG if key == "rng-rank" and invariant else why
         rows.append({tr("file", lang): f.name, "kB": round(f.stat().st_size / 1024, 1), tr("holds", lang): tr(holds, lang),
                      tr("why a resume needs it", lang): tr(why, lang),
                      tr("in the chapter's checkpoint", lang): tr("yes" if textbook else "no", lang)})

@@ -121,6 +121,8 @@ LABELS = {
     "where in the data to continue; which run this is": "从数据的哪里接着读；这是哪一次训练",
     "Python, NumPy, torch (and CUDA) RNG states of one rank": "一个 Rank 的 Python、NumPy、torch（和 CUDA）随机数生成器状态",
     "dropout masks continue exactly (no-rng mode diverges)": "dropout 掩码精确接续（no-rng 方式会出现分歧）",
+    "not needed by this run: the invariant reduction seeds each micro-batch's dropout from (seed, step, index)":
+        "这次训练用不到：不变归约按 (seed, step, index) 为每个微批次的 dropout 设种子",
     "sha256 + size of every file, step, world size, versions": "每个文件的 sha256 和大小、步数、进程总数、版本",
     "proves the checkpoint is complete and undamaged": "证明检查点完整、没有损坏",
     "review": "影评",

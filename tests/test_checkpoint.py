@@ -206,3 +206,21 @@ def test_a_commit_that_crashed_while_replacing_a_step_is_put_back(tmp_path):
     ckpt.remove_stale_tmp(tmp_path)
     assert ckpt.latest_valid(tmp_path).name == "step-00000010"
     assert sorted(p.name for p in root.iterdir()) == ["LATEST", "step-00000010"]
+
+
+def test_describe_says_which_run_needs_its_rng_files(reference_run, tmp_path):
+    """The chapter's DDP needs each rank's RNG state to continue its dropout masks; the invariant
+    reduction seeds every micro-batch itself, and its table must not claim otherwise."""
+    from course_lib.launch import launch
+
+    from helpers import small_cfg
+
+    why = "why a resume needs it"
+    ddp = ckpt.describe(ckpt.latest_valid(reference_run, log=None), lang="en")
+    assert ddp.loc["rng-rank0.pt", why].startswith("dropout masks continue exactly")
+    run = tmp_path / "invariant"
+    launch(small_cfg(run, reduction="invariant", epochs=1), quiet=True)
+    inv = ckpt.describe(ckpt.latest_valid(run, log=None), lang="en")
+    rng = ["rng-rank0.pt", "rng-rank1.pt"]
+    assert all(inv.loc[f, why].startswith("not needed by this run: the invariant reduction") for f in rng)
+    assert ddp.drop(rng).drop(columns="kB").equals(inv.drop(rng).drop(columns="kB"))  # the other rows are the same
