@@ -21,6 +21,7 @@ def test_book_run_killed_and_resumed_speaks_the_chapters_format(tmp_path):
     assert list(run.checkpoints) == ["model_epoch_1.pth"]
     ckpt = torch.load(tmp_path / "model_epoch_1.pth", weights_only=True)
     assert sorted(ckpt) == ["epoch", "loss", "model_state_dict", "optimizer_state_dict"] and ckpt["epoch"] == 1
+    assert ckpt["model_state_dict"]["embed.weight"].shape[1] == 32  # the kit's default width
 
     resumed = textbook.run_book(tmp_path, epochs=2, save_interval=1, resume="model_epoch_1.pth", show="none")
     assert resumed.interrupted is None and resumed.attempt == 2 and resumed.steps == 32
@@ -41,7 +42,7 @@ def test_what_the_book_loses(tmp_path):
     """The expected lesson, measured: the book's resume diverges at the first step after its
     checkpoint and redoes every step since it; the kit's is identical; both pass the chapter's test.
     Three epochs, the chapter's shape shrunk (notebook 05 runs the chapter's 12 epochs, save every 10)."""
-    df = textbook.what_the_book_loses(tmp_path, epochs=3, save_interval=2, kill_at_step=40, lang="en")
+    df = textbook.what_the_book_loses(tmp_path, epochs=3, save_interval=2, kill_at_step=40, embed_dim=8, lang="en")
     book, kit = df.attrs["book"], df.attrs["kit"]
     saved = 2 * STEPS_PER_EPOCH  # model_epoch_2.pth: the end of step 32
     assert not book["identical"] and book["first_divergent_step"] == saved + 1
@@ -58,15 +59,16 @@ def test_the_book_resume_without_dropout_is_exact(tmp_path):
     """The cause, checked: with no randomness in the loop (dropout 0) the same book resume is
     bit-identical, so the divergence above is the RNG the book does not save."""
     ref, run = tmp_path / "ref", tmp_path / "run"
-    textbook.run_book(ref, epochs=3, save_interval=2, dropout=0.0, show="none")
-    textbook.run_book(run, epochs=3, save_interval=2, dropout=0.0, kill_at_step=40, show="none")
-    textbook.run_book(run, epochs=3, save_interval=2, dropout=0.0, resume="model_epoch_2.pth", show="none")
+    textbook.run_book(ref, epochs=3, save_interval=2, dropout=0.0, embed_dim=8, show="none")
+    textbook.run_book(run, epochs=3, save_interval=2, dropout=0.0, embed_dim=8, kill_at_step=40, show="none")
+    textbook.run_book(run, epochs=3, save_interval=2, dropout=0.0, embed_dim=8, resume="model_epoch_2.pth", show="none")
     assert compare_runs(ref, run)["identical"]
+    assert torch.load(run / "model_epoch_2.pth", weights_only=True)["model_state_dict"]["embed.weight"].shape[1] == 8
 
 
 @pytest.mark.slow
 def test_a_kill_during_the_books_save(tmp_path):
-    df = textbook.crash_during_save(tmp_path, lang="en")
+    df = textbook.crash_during_save(tmp_path, embed_dim=8, lang="en")
     files = df.attrs["book_files"]
     assert files["model_epoch_2.pth"] == "loads" and files["model_epoch_4.pth"] != "loads"
     assert "crashed" in df.attrs["book_resume"]

@@ -81,7 +81,7 @@ def train(rank, world_size, settings):
     sampler = DistributedSampler(dataset, num_replicas=world_size, rank=rank)
     dataloader = DataLoader(dataset, batch_size=settings.batch_size, sampler=sampler, collate_fn=collate)
 
-    model = build_model("bag", dataset.vocab_size, dropout=settings.dropout)
+    model = build_model("bag", dataset.vocab_size, dim=settings.embed_dim, dropout=settings.dropout)
     ddp_model = DDP(model)
     optimizer = torch.optim.AdamW(ddp_model.parameters(), lr=settings.lr)
     criterion = nn.CrossEntropyLoss()

@@ -31,12 +31,13 @@ STEPS_PER_EPOCH = 16  # the chapter's: 1,024 reviews / 2 ranks / 32 per step
 
 
 
-def _kit_config(run_dir: Path, epochs: int, save_interval: int) -> TrainConfig:
+def _kit_config(run_dir: Path, epochs: int, save_interval: int, embed_dim: int) -> TrainConfig:
     """The kit's trainer on the book's data and shapes: 1,024 reviews, 64 per global step
     (16 steps an epoch), a checkpoint as often as the book's (every ``save_interval`` epochs), and
     the book's DDP: the same kind of run, with the whole state saved."""
     return TrainConfig(run_dir=str(run_dir), train_limit=DATA_LIMIT, epochs=epochs, global_batch_size=64,
-                       save_every_steps=save_interval * STEPS_PER_EPOCH, log_every=10**6, world_size=2, reduction="ddp")
+                       save_every_steps=save_interval * STEPS_PER_EPOCH, log_every=10**6, world_size=2, reduction="ddp",
+                       embed_dim=embed_dim)
 
 
 def _book_acceptance(run_dir: Path, epoch: int) -> tuple[float, float]:
@@ -71,13 +72,14 @@ def _say(i: int, n: int, what: str, t0: float) -> None:
 
 
 def what_the_book_loses(workdir: str | Path, epochs: int = 12, save_interval: int = 10, kill_at_step: int = 185,
-                        kill_rank: int = 1, dropout: float = 0.1, lang: str | None = None) -> pd.DataFrame:
+                        kill_rank: int = 1, dropout: float = 0.1, embed_dim: int = 32, lang: str | None = None) -> pd.DataFrame:
     """The book's run never interrupted; the book's run SIGKILLed at ``kill_at_step`` and resumed
     with ``resume_training`` from its newest ``model_epoch_N.pth``; the kit's trainer under the
     same kill with ``--resume auto``. Each judged against its own run never interrupted.
 
     The defaults: 12 epochs of 16 steps, a checkpoint after epoch 10 (the chapter's), the kill as
-    step 185 begins (step 9 of epoch 12). ``df.attrs`` holds the raw comparisons."""
+    step 185 begins (step 9 of epoch 12); ``embed_dim``: the bag model's width, the book's and the
+    kit's (see :func:`run_book`). ``df.attrs`` holds the raw comparisons."""
     lang = i18n.resolve(lang)
     workdir = Path(workdir)
     saved_epoch = (kill_at_step - 1) // STEPS_PER_EPOCH // save_interval * save_interval
@@ -90,13 +92,14 @@ def what_the_book_loses(workdir: str | Path, epochs: int = 12, save_interval: in
     t0 = time.perf_counter()
     book_ref, book_run = workdir / "book-reference", workdir / "book-killed"
     references.reuse(book_ref, {"book": "never interrupted", "epochs": epochs, "save_interval": save_interval,
-                                "dropout": dropout, "data_limit": DATA_LIMIT},
-                     lambda: run_book(book_ref, epochs, save_interval, dropout=dropout, show="none"))
+                                "dropout": dropout, "embed_dim": embed_dim, "data_limit": DATA_LIMIT},
+                     lambda: run_book(book_ref, epochs, save_interval, dropout=dropout, embed_dim=embed_dim, show="none"))
     _say(1, 4, i18n.tr("the book, never interrupted", lang), t0)
-    run_book(book_run, epochs, save_interval, kill_at_step=kill_at_step, kill_rank=kill_rank, dropout=dropout, show="none")
-    run_book(book_run, epochs, save_interval, resume=ckpt_name, dropout=dropout, show="none")
+    run_book(book_run, epochs, save_interval, kill_at_step=kill_at_step, kill_rank=kill_rank, dropout=dropout,
+             embed_dim=embed_dim, show="none")
+    run_book(book_run, epochs, save_interval, resume=ckpt_name, dropout=dropout, embed_dim=embed_dim, show="none")
     _say(2, 4, i18n.tr("the book, killed at step {k}, resume_training('{f}')", lang, k=kill_at_step, f=ckpt_name), t0)
-    kit = _kit_config(workdir / f"kit-reference-e{epochs}-s{save_interval}", epochs, save_interval).replace(dropout=dropout)
+    kit = _kit_config(workdir / f"kit-reference-e{epochs}-s{save_interval}", epochs, save_interval, embed_dim).replace(dropout=dropout)
     ensure_reference(kit)
     _say(3, 4, i18n.tr("the kit, never interrupted", lang), t0)
     kit_run = kit.replace(run_dir=str(workdir / "kit-killed"))
@@ -136,9 +139,10 @@ def _last_error(failure: RankFailed) -> str:
 
 
 def crash_during_save(workdir: str | Path, epochs: int = 6, save_interval: int = 2, kill_epoch: int = 4,
-                      lang: str | None = None) -> pd.DataFrame:
+                      embed_dim: int = 32, lang: str | None = None) -> pd.DataFrame:
     """A SIGKILL half-way through a checkpoint: the book's ``model_epoch_{kill_epoch}.pth``, the
-    kit's save of the same step. What is on disk after the kill, and what each resume does."""
+    kit's save of the same step. What is on disk after the kill, and what each resume does.
+    ``embed_dim``: the bag model's width, the book's and the kit's (see :func:`run_book`)."""
     lang = i18n.resolve(lang)
     workdir = Path(workdir)
     if kill_epoch % save_interval or not 0 < kill_epoch < epochs:
@@ -146,18 +150,18 @@ def crash_during_save(workdir: str | Path, epochs: int = 6, save_interval: int =
                          f"last epoch ({epochs})")
     t0, step = time.perf_counter(), kill_epoch * STEPS_PER_EPOCH
     book_dir, name = workdir / "book-save-killed", f"model_epoch_{kill_epoch}.pth"
-    run_book(book_dir, epochs, save_interval, kill_during_save=kill_epoch, show="none")
+    run_book(book_dir, epochs, save_interval, kill_during_save=kill_epoch, embed_dim=embed_dim, show="none")
     files = {f: _loads(book_dir / f) for f in checkpoints(book_dir)}
     on_disk = ", ".join(f"{f} ({i18n.tr('loads', lang) if state == 'loads' else i18n.tr('unreadable', lang) + ': ' + state})"
                         for f, state in files.items())
     try:
-        run_book(book_dir, epochs, save_interval, resume=name, show="none")
+        run_book(book_dir, epochs, save_interval, resume=name, embed_dim=embed_dim, show="none")
         book_resume = i18n.tr("resumed (unexpected)", lang)
     except RankFailed as failure:
         book_resume = i18n.tr("resume_training('{f}') crashed: {err}", lang, f=name, err=_last_error(failure))
     _say(1, 2, i18n.tr("the book, killed while saving epoch {n}", lang, n=kill_epoch), t0)
 
-    kit = _kit_config(workdir / f"kit-reference-e{epochs}-s{save_interval}", epochs, save_interval)
+    kit = _kit_config(workdir / f"kit-reference-e{epochs}-s{save_interval}", epochs, save_interval, embed_dim)
     ensure_reference(kit)
     kit_run = kit.replace(run_dir=str(workdir / "kit-save-killed"), kill_at_step=step, kill_mode="during-save",
                           kill_rank=0)

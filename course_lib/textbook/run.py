@@ -45,6 +45,7 @@ class BookSettings:
     batch_size: int = 32
     lr: float = 5e-3
     dropout: float = 0.1
+    embed_dim: int = 32  # the bag model's width (the kit's default); 8 trains about 3x faster a step
     seed: int = 0
     resume: str | None = None
     kill_at_step: list = field(default_factory=list)  # the kit's fault plan (see course_lib.faults)
@@ -176,7 +177,7 @@ def checkpoint_contents(path: str | Path, lang: str | None = None) -> pd.DataFra
 def run_book(run_dir: str | Path, epochs: int = 10, save_interval: int = 10, kill_at_step: int | None = None,
              kill_rank: int = 1, kill_during_save: int | None = None, resume: str | None = None,
              dropout: float = 0.1, seed: int = 0, world_size: int = 2, show: str = "epochs",
-             threads_per_rank: int | None = None) -> BookRun:
+             threads_per_rank: int | None = None, embed_dim: int = 32) -> BookRun:
     """Run the chapter's code (:func:`course_lib.textbook.book.train`) on ``world_size`` spawned ranks.
 
     ``kill_at_step=K``: rank ``kill_rank`` is SIGKILLed as global step K begins (16 steps an
@@ -186,6 +187,7 @@ def run_book(run_dir: str | Path, epochs: int = 10, save_interval: int = 10, kil
     ``run_dir`` starts afresh. ``show``: ``"epochs"`` (each epoch's first and last step lines),
     ``"all"`` or ``"none"``; every line is in ``DIR/logs/rank{R}.log``. ``threads_per_rank``:
     intra-op threads of each rank (default: the cores shared out; 1 makes a rank one "card").
+    ``embed_dim``: the bag model's width (8 is a third of the time a step: the tests' size).
 
     Returns what happened (a table in a notebook). A rank that was killed is reported, not
     raised; a rank that raised (the book's resume from a half-written file), or exited non-zero
@@ -207,7 +209,7 @@ def run_book(run_dir: str | Path, epochs: int = 10, save_interval: int = 10, kil
     kills = ([(kill_at_step, kill_rank, "sigkill")] if kill_at_step else []) + \
         ([(kill_during_save * steps_per_epoch, 0, "during-save")] if kill_during_save else [])
     settings = BookSettings(run_dir=str(run_dir), data_file=str(data.path), epochs=epochs, save_interval=save_interval,
-                            dropout=dropout, seed=seed, resume=resume, kill_at_step=[k[0] for k in kills],
+                            dropout=dropout, embed_dim=embed_dim, seed=seed, resume=resume, kill_at_step=[k[0] for k in kills],
                             kill_rank=[k[1] for k in kills] or [1], kill_mode=[k[2] for k in kills] or ["sigkill"])
     interrupted = run_ranks(settings, world_size, show, steps_per_epoch, threads_per_rank=threads_per_rank)
     rows = read_ledger(run_dir, 0, last_attempt=False)
