@@ -25,7 +25,7 @@ from ..config import TrainConfig
 from ..drills import ensure_reference, interrupt_and_resume, steps_redone
 from ..launch import RankFailed, RunInterrupted, launch
 from ..monitor import read_scalars
-from .run import DATA_LIMIT, checkpoints, run_book
+from .run import DATA_LIMIT, EMBED_DIM, checkpoints, run_book
 
 STEPS_PER_EPOCH = 16  # the chapter's: 1,024 reviews / 2 ranks / 32 per step
 
@@ -72,7 +72,7 @@ def _say(i: int, n: int, what: str, t0: float) -> None:
 
 
 def what_the_book_loses(workdir: str | Path, epochs: int = 12, save_interval: int = 10, kill_at_step: int = 185,
-                        kill_rank: int = 1, dropout: float = 0.1, embed_dim: int = 32, lang: str | None = None) -> pd.DataFrame:
+                        kill_rank: int = 1, dropout: float = 0.1, embed_dim: int = EMBED_DIM, lang: str | None = None) -> pd.DataFrame:
     """The book's run never interrupted; the book's run SIGKILLed at ``kill_at_step`` and resumed
     with ``resume_training`` from its newest ``model_epoch_N.pth``; the kit's trainer under the
     same kill with ``--resume auto``. Each judged against its own run never interrupted.
@@ -139,7 +139,7 @@ def _last_error(failure: RankFailed) -> str:
 
 
 def crash_during_save(workdir: str | Path, epochs: int = 6, save_interval: int = 2, kill_epoch: int = 4,
-                      embed_dim: int = 32, lang: str | None = None) -> pd.DataFrame:
+                      embed_dim: int = EMBED_DIM, lang: str | None = None) -> pd.DataFrame:
     """A SIGKILL half-way through a checkpoint: the book's ``model_epoch_{kill_epoch}.pth``, the
     kit's save of the same step. What is on disk after the kill, and what each resume does.
     ``embed_dim``: the bag model's width, the book's and the kit's (see :func:`run_book`)."""
