@@ -4,7 +4,12 @@
    in-process (the kit) or by torchrun's restarts. Seconds from the node's death to the first step
    of the shrunken group, and from the node's start (its torchrun agent) to the first step of the
    grown group; whether the run ends bit-identical to the run never disturbed.
-2. How a newcomer gets the state, for ``bag`` and ``minilm``: from the live peer's memory over the
+2. The floor under a node's start on this machine, measured in the same run: what any fresh
+   process pays before it can train (``import torch``; torch and its first ``torch.optim``
+   optimizer, which imports ``torch._dynamo``) and what torchrun's agent pays before it starts
+   the worker (its own imports). The machines here differ by up to 2x in these; the kit's
+   excess over the floor is what it can still remove.
+3. How a newcomer gets the state, for ``bag`` and ``minilm``: from the live peer's memory over the
    process group, or from the checkpoint the peer commits first (one node running, a second one
    joins): the hand-over's seconds and size, and the newcomer's arrival to its first step.
 
@@ -13,7 +18,10 @@
 import argparse
 import json
 import statistics
+import subprocess
+import sys
 import tempfile
+import time
 from pathlib import Path
 
 from common import write
@@ -64,6 +72,25 @@ def join(work: Path, cfg: TrainConfig, name: str, peer: bool, ref: Path, after_s
             "start_to_first_step": round(r["events"][0]["seconds_to_first_step"], 2), **joined}
 
 
+FLOOR = {"import_torch": "import torch",
+         "import_torch_first_optimizer": "import torch; torch.optim.AdamW([torch.zeros(1, requires_grad=True)])",
+         "torchrun_agent_imports": "import torch.distributed.run"}
+
+
+def floor(reps: int) -> dict:
+    """Seconds a fresh interpreter takes for each of :data:`FLOOR` (median of ``reps``, interleaved),
+    and their sum for a node's start: the agent's imports, then the worker's torch and optimizer."""
+    seconds = {k: [] for k in FLOOR}
+    for _ in range(reps):
+        for key, code in FLOOR.items():
+            t = time.perf_counter()
+            subprocess.run([sys.executable, "-c", code], check=True)
+            seconds[key].append(round(time.perf_counter() - t, 3))
+    out = {k: {"median": statistics.median(v), "runs": v} for k, v in seconds.items()}
+    out["node_start"] = round(out["torchrun_agent_imports"]["median"] + out["import_torch_first_optimizer"]["median"], 3)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=3)
@@ -71,6 +98,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         refs = {"bag": work / "ref-bag", "minilm": work / "ref-minilm"}
+        fresh = floor(max(a.reps, 3))
         launch(BAG.replace(run_dir=str(refs["bag"])), quiet=True)
         launch(MINILM.replace(run_dir=str(refs["minilm"]), world_size=1), quiet=True)
         cycles = [cycle(work, refs["bag"], reform, rep) for rep in range(a.reps) for reform in ("in-process", "restart")]
@@ -84,7 +112,7 @@ def main():
                                "max": max(c[k] for c in rows)} for k in keys}
         summary[reform]["identical"] = sum(c["identical"] for c in rows)
         summary[reform]["runs"] = len(rows)
-    write("elastic", {"rdzv_conf": RDZV_CONF, "cycles": cycles, "joins": joins, "summary": summary,
+    write("elastic", {"rdzv_conf": RDZV_CONF, "floor_seconds": fresh, "cycles": cycles, "joins": joins, "summary": summary,
                       "conditions": "2 cores, loopback, one rank per node (1 thread), bag: 300 steps of 64 reviews; "
                                     "run under flock /tmp/cpu.lock (nothing else training)",
                       "torchft_reference_seconds": {"death_to_next_step": 5.1, "start_to_training": 3.5}})

@@ -200,6 +200,20 @@ def elastic(r: dict) -> tuple[list, str]:
         if fast:
             rows.append(("... its worker process's start -> first step of the grown group (torchft's replica: no agent)",
                          spread(s, "worker_start_to_first_step"), "recorded", None))
+    if "floor_seconds" in r:
+        f, s = r["floor_seconds"], r["summary"]["in-process"]
+
+        def runs(key: str) -> str:
+            return f"{f[key]['median']:.2f} s median ({', '.join(f'{x:.2f}' for x in f[key]['runs'])})"
+        rows += [("this machine, a fresh interpreter: `import torch`", runs("import_torch"), "recorded", None),
+                 ("... `import torch` and its first `torch.optim` optimizer (imports `torch._dynamo`)",
+                  runs("import_torch_first_optimizer"), "recorded", None),
+                 ("... torchrun's agent's imports (`import torch.distributed.run`)", runs("torchrun_agent_imports"),
+                  "recorded", None),
+                 ("the floor of a node's start (the agent's imports, then its worker's torch and optimizer) "
+                  "vs the kit's start -> first step", f"{f['node_start']:.2f} s floor; the kit "
+                  f"{s['start_to_first_step']['median'] / f['node_start']:.2f}x it, "
+                  f"{s['start_to_first_step']['median'] - f['node_start']:+.2f} s", "recorded", None)]
     for j in r["joins"]:
         source = "a live peer (process group)" if j["state_via"] == "peer" else "the checkpoint"
         rows.append((f"`{j['model']}`: a newcomer takes the state from {source}",
