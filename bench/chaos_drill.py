@@ -12,8 +12,9 @@ import statistics
 import tempfile
 
 from common import write
+
 from course_lib.config import TrainConfig
-from course_lib.drills import chaos_drill
+from course_lib.lab.drills import chaos_drill
 
 
 def main():

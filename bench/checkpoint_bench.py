@@ -13,10 +13,11 @@ import time
 from pathlib import Path
 
 from common import write
-from course_lib.launch import launch
-from course_lib.monitor import read_scalars
+
+from course_lib.data.prepare import prepare_for
+from course_lib.ddp.launch import launch
 from course_lib.pipeline import pipeline_config
-from course_lib.prepare import prepare_for
+from course_lib.watch.monitor import read_scalars
 
 
 def state_io(model_name: str, work: Path) -> dict:
@@ -24,9 +25,9 @@ def state_io(model_name: str, work: Path) -> dict:
     model + AdamW state, outside training."""
     import torch
 
-    from course_lib import checkpoint as ckpt
-    from course_lib.rng import rng_state
-    from course_lib.models import build_model
+    from course_lib.checkpoint import store as ckpt
+    from course_lib.checkpoint.resume import rng_state
+    from course_lib.ddp.models import build_model
 
     model = build_model(model_name, 30522)
     opt = torch.optim.AdamW(model.parameters())

@@ -25,12 +25,13 @@ import time
 from pathlib import Path
 
 from common import write
-from course_lib.compare import compare_runs
+
+from course_lib._runtime.torchrun import RDZV_CONF
+from course_lib.beyond.elastic.drill import node_drill
+from course_lib.checkpoint.store import STATE_PARTS
 from course_lib.config import TrainConfig
-from course_lib.elastic import node_drill
-from course_lib.launch import launch
-from course_lib.checkpoint import STATE_PARTS
-from course_lib.torchrun import RDZV_CONF
+from course_lib.ddp.launch import launch
+from course_lib.watch.compare import compare_runs
 
 BAG = TrainConfig(run_dir="unused", reduction="invariant", train_limit=4000, epochs=6, embed_dim=8, save_every_steps=10,
                   log_every=10_000, eval_limit=200, warmup_steps=5, threads_per_rank=1, timeout_s=30, keep_last=100)

@@ -7,11 +7,11 @@ import argparse
 import time
 
 import numpy as np
+from common import write
 from datasketch import MinHash, MinHashLSH
 
-from common import write
-from course_lib.data import clean_text, exact_dedup, raw_reviews
-from course_lib.near_dup import find_near_duplicates, pair_scores, plant_near_duplicates, shingle_hashes, shingle_words
+from course_lib.data.near_dup import find_near_duplicates, pair_scores, plant_near_duplicates, shingle_hashes, shingle_words
+from course_lib.data.sources import clean_text, exact_dedup, raw_reviews
 
 
 def datasketch_pairs(texts, threshold, num_perm=128, k=3):

@@ -1,8 +1,8 @@
 """How long each notebook takes, read and run, with its committed defaults (both editions).
 
-Each notebook is executed top to bottom in a fresh kernel (``course_lib.edition.execute``, the
+Each notebook is executed top to bottom in a fresh kernel (``course_lib.lab.edition.execute``, the
 same as the HTML edition), cut at its ``##`` headings, and each part gets its measured run
-time and an estimated reading time (``course_lib.edition.read_seconds``: prose at 180 English
+time and an estimated reading time (``course_lib.lab.edition.read_seconds``: prose at 180 English
 words or 300 Chinese characters a minute, 3 s a line of code, 20 s a table or figure). Writes
 ``bench/results/notebook_times.json``; ``python tools/chapter_map.py`` puts the numbers into
 the notebooks' headers and the READMEs' tables.
@@ -18,7 +18,7 @@ import nbformat
 from common import RESULTS, write
 from nbclient.exceptions import CellExecutionError
 
-from course_lib import edition
+from course_lib.lab import edition
 
 
 def main() -> None:

@@ -9,7 +9,8 @@ import tempfile
 from pathlib import Path
 
 from common import write
-from course_lib.scaling import reduction_cost
+
+from course_lib.lab.scaling import reduction_cost
 
 
 def main():

@@ -246,8 +246,8 @@ def gpu(r: dict) -> tuple[list, str]:
 
 def save_interval(r: dict) -> tuple[list, list[str]]:
     """One block of rows and one plot per failure rate (older results hold a single study)."""
-    from course_lib.advisor import Costs
-    from course_lib.plots import save_interval_curve
+    from course_lib.beyond.advisor import Costs
+    from course_lib.lab.plots import save_interval_curve
 
     studies = r.get("studies", [r])
     c = studies[0]["advice"]["costs"]

@@ -8,7 +8,7 @@ repetitions are interleaved and share their failure times across intervals (more
 failures are rarer: at 80 s a 50 s run meets none more often than not). Targets, at every
 failure rate: the best measured interval (luck-corrected mean) within 2x of the predicted
 optimum, and at each interval the model, replayed on each run's own failure times, within 20%
-of the measured wall time (see course_lib.random_failures.summarize).
+of the measured wall time (see course_lib.beyond.random_failures.summarize).
 
     python bench/save_interval_bench.py [--mtbf 20 40 80] [--repeats 5 5 8] [--max-steps 1500]
     python bench/save_interval_bench.py --mtbf 20 --reuse-calibration   # one failure rate again, same costs
@@ -19,9 +19,10 @@ import tempfile
 import time
 
 from common import RESULTS, write
-from course_lib.advisor import Costs
+
+from course_lib.beyond.advisor import Costs
+from course_lib.beyond.random_failures import calibrate, interval_study
 from course_lib.config import TrainConfig
-from course_lib.random_failures import calibrate, interval_study
 
 
 def main():

@@ -11,7 +11,8 @@ import tempfile
 from pathlib import Path
 
 from common import write
-from course_lib.scaling import allreduce_table, measure_scaling
+
+from course_lib.lab.scaling import allreduce_table, measure_scaling
 
 
 def main():

@@ -14,9 +14,10 @@ import time
 from pathlib import Path
 
 from common import write
-from course_lib.compare import compare_runs
+
 from course_lib.config import TrainConfig
-from course_lib.launch import launch
+from course_lib.ddp.launch import launch
+from course_lib.watch.compare import compare_runs
 
 
 def small(run_dir: Path, method: str) -> TrainConfig:

@@ -9,9 +9,10 @@ Two raw baselines: `encode_batch` alone (Encoding objects, nothing read out yet)
 import time
 
 from common import write
-from course_lib.batching import padding_report
-from course_lib.data import clean_text, exact_dedup, raw_reviews
-from course_lib.tokenization import encode_texts, load_tokenizer
+
+from course_lib.data.batching import padding_report
+from course_lib.data.sources import clean_text, exact_dedup, raw_reviews
+from course_lib.data.tokenization import encode_texts, load_tokenizer
 
 
 def best_of(fn, n=3):
@@ -30,9 +31,9 @@ def main():
     for name in ("wordpiece", "bpe"):
         tok = load_tokenizer(name)
         raw = tok.backend_tokenizer
-        t_raw = best_of(lambda: raw.encode_batch(texts))
-        t_raw_out = best_of(lambda: [(e.ids, e.attention_mask) for e in raw.encode_batch(texts)])
-        t_ours = best_of(lambda: encode_texts(tok, texts))
+        t_raw = best_of(lambda raw=raw: raw.encode_batch(texts))
+        t_raw_out = best_of(lambda raw=raw: [(e.ids, e.attention_mask) for e in raw.encode_batch(texts)])
+        t_ours = best_of(lambda tok=tok: encode_texts(tok, texts))
         lengths = [len(x) for x in encode_texts(tok, texts)["input_ids"]]
         out[name] = {"raw_seconds": round(t_raw, 2), "raw_with_ids_and_mask_seconds": round(t_raw_out, 2),
                      "ours_seconds": round(t_ours, 2),

@@ -17,14 +17,14 @@ import os
 import sys
 import time
 
-from .config import ConfigError, TrainConfig
-from .paths import run_dir
+from course_lib.config import ConfigError, TrainConfig
+from course_lib.paths import run_dir
 
 STARTED = time.time()  # a restart's cost begins here: interpreter and imports count
 
 
 def _cmd_pipeline(args) -> int:
-    from .pipeline import run_pipeline
+    from course_lib.pipeline import run_pipeline
 
     run_pipeline(run_dir=args.run_dir, quick=args.quick, interrupt=not args.no_interrupt)
     return 0
@@ -34,22 +34,29 @@ def _cmd_train(args) -> int:
     torchrun = "RANK" in os.environ and "WORLD_SIZE" in os.environ  # started by torchrun: we are one rank
     # the config's own checks first: they need no torch, so a mistake is answered at once
     cfg = TrainConfig.from_args(args, **({"world_size": int(os.environ["WORLD_SIZE"])} if torchrun else {}))
-    from .faults import EXIT_INTERRUPTED
-    from .launch import RankFailed, RunInterrupted, check_before_start, launch, run_dir_lock, run_rank, run_then_exit
-    from .rank_output import Reporter
+    import course_lib.beyond  # noqa: F401  (registers --reduction invariant)
+    from course_lib._runtime.processes import run_dir_lock, run_then_exit
+    from course_lib._runtime.rank_output import Reporter
+    from course_lib.checkpoint.faults import EXIT_INTERRUPTED
+    from course_lib.ddp.launch import RankFailed, RunInterrupted, check_before_start, launch, run_rank
 
     if torchrun:
         from contextlib import nullcontext
 
-        rank = int(os.environ["RANK"])
+        rank, local_rank = int(os.environ["RANK"]), int(os.environ.get("LOCAL_RANK", 0))
         check_before_start(cfg)
-        local_world = int(os.environ.get("LOCAL_WORLD_SIZE", cfg.world_size))
         elastic = bool(cfg.elastic_endpoint)  # every member holds the lock: nodes come and go
+        report = Reporter(rank, progress=False)
 
         def work():
             with run_dir_lock(cfg.run_dir, shared=elastic) if rank == 0 or elastic else nullcontext():
-                run_rank(cfg, rank, cfg.world_size, int(os.environ.get("LOCAL_RANK", 0)), local_world,
-                         Reporter(rank, progress=False))
+                if elastic:  # the kit's elastic group: it decides ranks itself and re-forms in-process
+                    from course_lib.beyond.elastic.regroup import run_member
+
+                    run_member(cfg, local_rank, report)
+                else:
+                    run_rank(cfg, rank, cfg.world_size, local_rank, int(os.environ.get("LOCAL_WORLD_SIZE", cfg.world_size)),
+                             report)
 
         run_then_exit(work)  # the work is on disk: leave without the interpreter's teardown
     try:
@@ -60,12 +67,13 @@ def _cmd_train(args) -> int:
     except RankFailed as err:
         print(f"FAILED: {err}", file=sys.stderr)
         return 1
-    print(json.dumps({k: summary[k] for k in ("val_accuracy", "steps", "resumes", "world_size")}))
+    print(json.dumps({k: summary[k] for k in ("val_accuracy", "steps", "resumes", "world_size", "reduction")}))
     return 0
 
 
 def _cmd_compare(args) -> int:
-    from .compare import compare_runs, format_report
+    from course_lib.lab.tables import format_report
+    from course_lib.watch.compare import compare_runs
 
     run_dir(args.run_a, "compare")
     run_dir(args.run_b, "compare")
@@ -75,7 +83,7 @@ def _cmd_compare(args) -> int:
 
 
 def _cmd_verify(args) -> int:
-    from .checkpoint import checkpoint_root, list_checkpoints, verify
+    from course_lib.checkpoint.store import checkpoint_root, list_checkpoints, verify
 
     run_dir(args.run_dir, "verify")
     found = list_checkpoints(args.run_dir)
@@ -94,7 +102,7 @@ def _cmd_verify(args) -> int:
 
 
 def _cmd_advise(args) -> int:
-    from .advisor import advise, format_advice, measure_costs, parse_duration
+    from course_lib.beyond.advisor import advise, format_advice, measure_costs, parse_duration
 
     mtbf = parse_duration(args.mtbf)
     costs = measure_costs(args.run_dir, restart_seconds=None if args.restart_seconds is None
@@ -108,8 +116,8 @@ def _cmd_advise(args) -> int:
 
 
 def _cmd_edition(args) -> int:
-    from .edition import build_edition
-    from .paths import output_dir
+    from course_lib.lab.edition import build_edition
+    from course_lib.paths import output_dir
 
     output_dir(args.out, "--out")
     index = build_edition(args.out, langs=args.lang, small=args.small, only=args.notebooks)
@@ -118,8 +126,8 @@ def _cmd_edition(args) -> int:
 
 
 def _cmd_predict(args) -> int:
-    from .paths import text_file
-    from .predict import load_classifier
+    from course_lib.paths import text_file
+    from course_lib.predict import load_classifier
 
     run_dir(args.run_dir, "predict")
     texts = list(args.texts)
@@ -228,7 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .checkpoint import CheckpointError
+    from course_lib.checkpoint.store import CheckpointError
 
     args = build_parser().parse_args(argv)
     try:

@@ -40,8 +40,8 @@ def _as_list(value, item_type) -> list:
 # the groups of ``train --help``, in the order shown
 DATA, OPTIM, PROCS, CKPT, FAULTS, OUTPUT = "model and data", "optimisation", "processes", "checkpoints", "faults", "output"
 GROUPS = (DATA, OPTIM, PROCS, CKPT, FAULTS, OUTPUT)
-MODEL_NAMES = ("bag", "transformer", "minilm")       # course_lib.models.MODELS (a test keeps them equal)
-DATA_SOURCES = ("auto", "hub", "offline", "path")    # course_lib.data.SOURCES (the same)
+MODEL_NAMES = ("bag", "transformer", "minilm")       # course_lib.ddp.models.MODELS (a test keeps them equal)
+DATA_SOURCES = ("auto", "hub", "offline", "path")    # course_lib.data.sources.SOURCES (the same)
 
 
 def option(default, group: str, help: str, choices: tuple = (), metavar: str = ""):
@@ -77,8 +77,9 @@ class TrainConfig:
     global_batch_size: int = option(64, OPTIM, "reviews per optimizer step, over all ranks (divisible by the world size)")
     micro_batch: int = option(0, OPTIM, "reviews per forward/backward pass, accumulated to the batch; 0 = a rank's whole "
                               "share (invariant: the global batch / 4)")
-    reduction: str = option("invariant", OPTIM, "how gradients are summed; invariant: one fixed order, the same bits on "
-                            "any world size; ddp: DDP's all-reduce (the chapter's)", REDUCTIONS)
+    reduction: str = option("ddp", OPTIM, "how gradients are summed; ddp: DDP's all-reduce (the chapter's); invariant: "
+                            "one fixed order, the same bits on any world size (resumes on another --world-size, "
+                            "elastic groups, the survivors' save; course_lib.beyond)", REDUCTIONS)
     lr: float = option(5e-3, OPTIM, "peak learning rate of AdamW")
     weight_decay: float = option(0.01, OPTIM, "AdamW's weight decay")
     warmup_steps: int = option(50, OPTIM, "steps of linear warm-up before the linear decay to 0")
@@ -144,12 +145,6 @@ class TrainConfig:
             problems.append(f"resume_mode must be one of {RESUME_MODES} (got {self.resume_mode!r})")
         if self.reduction not in REDUCTIONS:
             problems.append(f"reduction must be one of {REDUCTIONS} (got {self.reduction!r})")
-        elif self.reduction == "invariant" and self.world_size >= 1:
-            from .invariant import check_layout
-
-            why = check_layout(self.global_batch_size, self.micro_batch, self.world_size)
-            if why:
-                problems.append(why)
         if self.elastic_endpoint:
             host, _, port = self.elastic_endpoint.rpartition(":")
             if not host or not port.isdigit():
@@ -188,29 +183,25 @@ class TrainConfig:
         Fixing it up front makes a run that is later extended bit-identical to one planned that long."""
         return self.schedule_steps or self.planned_steps(steps_per_epoch)
 
-    @property
-    def batch_per_rank(self) -> int:
-        return self.global_batch_size // self.world_size
-
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict) -> "TrainConfig":
+    def from_dict(cls, d: dict) -> TrainConfig:
         known = {f.name for f in fields(cls)}
         unknown = set(d) - known
         if unknown:
             raise ConfigError(f"unknown TrainConfig keys {sorted(unknown)}")
         return cls(**d)
 
-    def replace(self, **changes) -> "TrainConfig":
+    def replace(self, **changes) -> TrainConfig:
         return dataclasses.replace(self, **changes)
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps(self.to_dict(), indent=2, sort_keys=True))
 
     @classmethod
-    def load(cls, path: str | Path) -> "TrainConfig":
+    def load(cls, path: str | Path) -> TrainConfig:
         return cls.from_dict(json.loads(Path(path).read_text()))
 
     def shape_hash(self) -> str:
@@ -261,6 +252,6 @@ class TrainConfig:
         return out
 
     @classmethod
-    def from_args(cls, args: argparse.Namespace, **overrides) -> "TrainConfig":
+    def from_args(cls, args: argparse.Namespace, **overrides) -> TrainConfig:
         values = {f.name: getattr(args, f.name) for f in fields(cls) if getattr(args, f.name, None) is not None}
         return cls(**{**values, **overrides})

@@ -16,7 +16,7 @@ import json
 import os
 from pathlib import Path
 
-from .config import ConfigError, TrainConfig
+from course_lib.config import ConfigError, TrainConfig
 
 # what a run writes into its folder: only a folder holding nothing else may be wiped and reused
 RUN_ENTRIES = {"config.json", "metrics", "tb", "checkpoints", "final", "logs", "attempts.jsonl", "faults.jsonl",

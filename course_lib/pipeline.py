@@ -11,13 +11,14 @@ import shutil
 import time
 from pathlib import Path
 
-from .checkpoint import list_checkpoints
-from .config import TrainConfig
-from .i18n import resolve, tr
-from .launch import RunInterrupted, launch
-from .paths import disposable_run_dir
-from .predict import out_of_domain
-from .prepare import prepare_for
+from course_lib.checkpoint.store import list_checkpoints
+from course_lib.config import TrainConfig
+from course_lib.data.prepare import prepare_for
+from course_lib.ddp.launch import RunInterrupted, launch
+from course_lib.lab.i18n import resolve, tr
+from course_lib.lab.tables import interruption
+from course_lib.paths import disposable_run_dir
+from course_lib.predict import out_of_domain
 
 
 def pipeline_config(run_dir: str = "runs/pipeline", quick: bool = False, **overrides) -> TrainConfig:
@@ -59,13 +60,13 @@ def run_pipeline(run_dir: str = "runs/pipeline", quick: bool = False, interrupt:
            "{every} steps, TensorBoard in {tb})", lang, ranks=cfg.world_size, model=cfg.model, reduction=cfg.reduction,
            steps=total, every=cfg.save_every_steps, tb=f"{run_dir}/tb"))
     first = cfg.replace(kill_at_step=kill_at, kill_rank=cfg.world_size - 1, kill_mode="sigkill")
-    interruption = None
+    hit = None
     try:
         summary = launch(first, quiet=quiet)
     except RunInterrupted as err:
-        interruption = {"rank": err.rank, "signal": err.signal_name, "code": err.exit_code, "step": err.step,
+        hit = {"rank": err.rank, "signal": err.signal_name, "code": err.exit_code, "step": err.step,
                         "checkpoint": err.checkpoint}
-        say(tr("== Station 5: {what}", lang, what=err.describe(lang)))
+        say(tr("== Station 5: {what}", lang, what=interruption(err, lang)))
         say(tr("   resuming automatically from the newest valid checkpoint ...", lang))
         summary = launch(cfg.replace(resume="auto"), quiet=quiet)
 
@@ -77,7 +78,7 @@ def run_pipeline(run_dir: str = "runs/pipeline", quick: bool = False, interrupt:
         "held_out_reviews": summary["val_count"],
         "train_reviews": info["train"],
         "steps": summary["steps"],
-        "interruption": interruption,
+        "interruption": hit,
         "resumed_from_step": summary["resumed_from"],
         "checkpoints_on_disk": [p.name for p in list_checkpoints(run_dir)],
         "data": {"raw": prov["raw_reviews"], "exact_duplicates": prov["exact_duplicates_removed"],
@@ -95,7 +96,7 @@ def run_pipeline(run_dir: str = "runs/pipeline", quick: bool = False, interrupt:
 
 def report_table(summary: dict, lang: str | None = None):
     """The main job's report (``summary["pipeline"]``) as one table a learner reads."""
-    from .tables import facts
+    from course_lib.lab.tables import facts
 
     lang = resolve(lang)
     p = summary["pipeline"]

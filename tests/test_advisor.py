@@ -6,7 +6,15 @@ import math
 import numpy as np
 import pytest
 
-from course_lib.advisor import Costs, advise, daly_seconds, expected_wall, measure_costs, parse_duration, young_seconds
+from course_lib.beyond.advisor import (
+    Costs,
+    advise,
+    daly_seconds,
+    expected_wall,
+    measure_costs,
+    parse_duration,
+    young_seconds,
+)
 from course_lib.config import ConfigError
 
 

@@ -106,15 +106,15 @@ def _unreadable(path):
 def no_processes(monkeypatch):
     """Bad input must be answered before data is prepared or a process starts: if a row got
     that far, this says so instead of training."""
-    import course_lib.edition
+    import course_lib.data.prepare
+    import course_lib.lab.edition
     import course_lib.pipeline
-    import course_lib.prepare
 
     def refuse(*a, **k):
         raise AssertionError("bad input got as far as preparing data / starting processes")
-    monkeypatch.setattr(course_lib.prepare, "prepare_for", refuse)  # launch imports it when it needs it
+    monkeypatch.setattr(course_lib.data.prepare, "prepare_for", refuse)  # launch imports it when it needs it
     monkeypatch.setattr(course_lib.pipeline, "prepare_for", refuse)
-    monkeypatch.setattr(course_lib.edition, "execute", refuse)
+    monkeypatch.setattr(course_lib.lab.edition, "execute", refuse)
 
 
 @pytest.mark.parametrize("argv,kind,words", ROWS, ids=[f"{' '.join(a[:2])}:{k}" for a, k, _ in ROWS])

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from course_lib.batching import length_grouped_batches, pad_batch, padding_report
+from course_lib.data.batching import length_grouped_batches, pad_batch, padding_report
 
 
 def test_pad_batch_pads_to_longest_with_mask():

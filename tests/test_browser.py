@@ -17,11 +17,10 @@ from pathlib import Path
 
 import nbformat
 import pytest
-
-from course_lib.i18n import tr
-
-from course_lib.launch import free_port
 from test_notebooks import SMALL, ZH
+
+from course_lib._runtime.portability import free_port
+from course_lib.lab.i18n import tr
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

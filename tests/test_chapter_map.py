@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from course_lib import chapter
+from course_lib.lab import chapter
 
 REPO = Path(__file__).resolve().parent.parent
 SUMMARY = REPO.parent / "shared" / "chapter"  # the chapter's summary, where the kit's developers keep it

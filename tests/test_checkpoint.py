@@ -8,9 +8,9 @@ import time
 import pytest
 import torch
 
-from course_lib import checkpoint as ckpt
-from course_lib.rng import rng_state
-from course_lib.async_save import BackgroundWriter
+from course_lib.checkpoint import store as ckpt
+from course_lib.checkpoint.resume import rng_state
+from course_lib.checkpoint.store import BackgroundWriter
 
 
 def save(run_dir, step, payload=None, world_size=1, attempt=1, skip=()):
@@ -29,7 +29,7 @@ def test_commit_verify_latest(tmp_path):
     assert (tmp_path / "checkpoints" / "LATEST").read_text().strip() == "step-00000020"
     assert [p.name for p in ckpt.list_checkpoints(tmp_path)] == ["step-00000010", "step-00000020"]
     assert ckpt.verify(tmp_path / "checkpoints" / "step-00000020") == (True, "ok")
-    m = ckpt.manifest(tmp_path / "checkpoints" / "step-00000020")
+    m = json.loads((tmp_path / "checkpoints" / "step-00000020" / "manifest.json").read_text())
     assert m["step"] == 20 and set(m["files"]) == set(m["parts"]) == set(ckpt.required_parts(1)) and "torch" in m["versions"]
     assert ckpt.load_part(ckpt.latest_valid(tmp_path), "model.pt")["w"][0] == 20
 
@@ -123,9 +123,19 @@ def test_purge_keeps_newest_valid(tmp_path):
     assert "step-00000003" in left and "step-00000004" in left and len(removed) == 2
 
 
-def test_config_differences_names_keys():
-    d = ckpt.config_differences({"model": "bag", "seed": 0}, {"model": "minilm", "seed": 0}, ["model", "seed"])
-    assert d == {"model": ("bag", "minilm")}
+def test_a_checkpoint_that_does_not_fit_is_refused_with_its_keys():
+    from course_lib.checkpoint.resume import check_fits
+    from course_lib.config import TrainConfig
+
+    now = TrainConfig(run_dir="r", model="bag", seed=0)
+    saved = {**now.to_dict(), "world_size": 2}
+    check_fits(saved, now, 2, "step-00000005")  # the same run: fits
+    with pytest.raises(ckpt.CheckpointError, match=r"model: checkpoint 'minilm', now 'bag'"):
+        check_fits({**saved, "model": "minilm"}, now, 2, "step-00000005")
+    with pytest.raises(ckpt.CheckpointError, match="--reduction invariant"):  # DDP on another world size: refused
+        check_fits(saved, now, 1, "step-00000005")
+    both = now.replace(reduction="invariant")
+    check_fits({**saved, "reduction": "invariant"}, both, 1, "step-00000005")  # exact on any world size
 
 
 def test_serialized_snapshot_is_independent_and_writer_runs_one_job_at_a_time(tmp_path):
@@ -208,19 +218,21 @@ def test_a_commit_that_crashed_while_replacing_a_step_is_put_back(tmp_path):
     assert sorted(p.name for p in root.iterdir()) == ["LATEST", "step-00000010"]
 
 
-def test_describe_says_which_run_needs_its_rng_files(reference_run, tmp_path):
+def test_the_table_of_a_checkpoint_says_which_run_needs_rng_files(reference_run, tmp_path):
     """The chapter's DDP needs each rank's RNG state to continue its dropout masks; the invariant
-    reduction seeds every micro-batch itself, and its table must not claim otherwise."""
-    from course_lib.launch import launch
-
+    reduction seeds every micro-batch itself, so its checkpoints hold no RNG file at all."""
     from helpers import small_cfg
 
+    import course_lib.beyond  # noqa: F401  (registers --reduction invariant)
+    from course_lib.ddp.launch import launch
+    from course_lib.lab.tables import checkpoint_files
+
     why = "why a resume needs it"
-    ddp = ckpt.describe(ckpt.latest_valid(reference_run, log=None), lang="en")
+    ddp = checkpoint_files(ckpt.latest_valid(reference_run, log=None), lang="en")
     assert ddp.loc["rng-rank0.pt", why].startswith("dropout masks continue exactly")
     run = tmp_path / "invariant"
     launch(small_cfg(run, reduction="invariant", epochs=1), quiet=True)
-    inv = ckpt.describe(ckpt.latest_valid(run, log=None), lang="en")
+    inv = checkpoint_files(ckpt.latest_valid(run, log=None), lang="en")
     rng = ["rng-rank0.pt", "rng-rank1.pt"]
-    assert all(inv.loc[f, why].startswith("not needed by this run: the invariant reduction") for f in rng)
-    assert ddp.drop(rng).drop(columns="kB").equals(inv.drop(rng).drop(columns="kB"))  # the other rows are the same
+    assert not any(name.startswith("rng-rank") for name in inv.index)
+    assert ddp.drop(rng).drop(columns="kB").equals(inv.drop(columns="kB"))  # the other rows are the same

@@ -97,7 +97,7 @@ def test_a_parse_error_is_one_line_that_points_at_the_help(argv, expected, capsy
 
 
 def test_the_choices_are_the_ones_the_code_accepts():
-    from course_lib.data import SOURCES
-    from course_lib.models import MODELS
+    from course_lib.data.sources import SOURCES
+    from course_lib.ddp.models import MODELS
 
     assert MODEL_NAMES == MODELS and DATA_SOURCES == SOURCES

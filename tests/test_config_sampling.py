@@ -3,7 +3,7 @@ import argparse
 import pytest
 
 from course_lib.config import TrainConfig
-from course_lib.sampling import ResumableDistributedSampler, sample_digest
+from course_lib.ddp.sampling import ResumableDistributedSampler, sample_digest
 
 
 def test_config_roundtrip_and_cli(tmp_path):

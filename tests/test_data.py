@@ -1,7 +1,6 @@
 import pytest
 
-from course_lib.data import (clean_dataset, clean_text, dedup_with_set, exact_dedup, load_imdb,
-                             stratified_split)
+from course_lib.data.sources import clean_dataset, clean_text, dedup_with_set, exact_dedup, load_imdb, stratified_split
 
 
 def test_clean_text_html_entities_unicode_whitespace():
@@ -70,7 +69,7 @@ def test_stratified_split_errors_and_balance():
 def test_path_sources(tmp_path):
     root = tmp_path / "aclImdb"
     for split in ("train", "test"):
-        for lab, name in ((0, "neg"), (1, "pos")):
+        for name in ("neg", "pos"):
             (root / split / name).mkdir(parents=True)
             for i in range(3):
                 (root / split / name / f"{i}_1.txt").write_text(f"{split} {name} review {i} <br />text")

@@ -1,9 +1,9 @@
 """The chaos drill in small: real kills at random steps, automatic resumes, exact comparisons,
 and the time from restart to the first resumed step read from the ledgers."""
 import pytest
-
-from course_lib.drills import chaos_drill
 from helpers import small_cfg
+
+from course_lib.lab.drills import chaos_drill
 
 
 @pytest.mark.slow

@@ -3,13 +3,12 @@ mistakes on the command line answered in one line before anything starts."""
 import json
 
 import pytest
-
-from course_lib.checkpoint import latest_valid, verify
-from course_lib.compare import compare_runs
-from course_lib.launch import launch
-from course_lib.monitor import read_ledger
-
 from helpers import cfg_args, cli, small_cfg
+
+from course_lib.checkpoint.store import latest_valid, verify
+from course_lib.ddp.launch import launch
+from course_lib.watch.compare import compare_runs
+from course_lib.watch.monitor import read_ledger
 
 # small_cfg: 960 training reviews / 64 = 15 steps per epoch; 2 epochs = 30 steps, saved every 5:
 # the last step is also a periodic save step
@@ -108,8 +107,8 @@ def test_debug_shows_the_traceback(tmp_path):
 
 
 def test_a_second_run_in_a_busy_directory_is_refused(tmp_path):
+    from course_lib._runtime.processes import run_dir_lock
     from course_lib.config import ConfigError
-    from course_lib.launch import run_dir_lock
 
     with run_dir_lock(tmp_path):
         with pytest.raises(ConfigError, match="in use by another run"):

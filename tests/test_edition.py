@@ -2,7 +2,7 @@
 outputs and figures embedded; the per-section times the headers quote."""
 import pytest
 
-from course_lib import edition
+from course_lib.lab import edition
 
 
 def _small_notebook(root):

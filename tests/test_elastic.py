@@ -6,14 +6,14 @@ import json
 import sys
 
 import pytest
-
-from course_lib.compare import compare_runs
-from course_lib.elastic import node_drill, timeline
-from course_lib.launch import launch
-from course_lib.peer_state import digest_of_checkpoint
-from course_lib.torchrun import torchrun_command
-
 from helpers import small_cfg
+
+from course_lib._runtime.torchrun import torchrun_command
+from course_lib.beyond.elastic.drill import node_drill
+from course_lib.beyond.elastic.peer_state import digest_of_checkpoint
+from course_lib.ddp.launch import launch
+from course_lib.lab.tables import elastic_timeline
+from course_lib.watch.compare import compare_runs
 
 linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="kills a node's processes through /proc")
 
@@ -26,7 +26,7 @@ def test_a_nodes_worker_is_found_through_proc():
     import subprocess
     import time
 
-    from course_lib.elastic import _children
+    from course_lib.beyond.elastic.drill import _children
 
     agent = subprocess.Popen([sys.executable, "-c", "import subprocess, sys, time; "
                               "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(30)']); time.sleep(30)"])
@@ -91,7 +91,7 @@ def test_a_node_lost_and_gained_back_in_process_costs_no_bit(reference, tmp_path
     joined = [g for g in map(json.loads, (run / "elastic.jsonl").read_text().splitlines()) if g.get("state")]
     assert len(joined) == 1 and joined[0]["state"]["via"] == "peer"
     assert joined[0]["state"]["digest"] == digest_of_checkpoint(run / "checkpoints" / f"step-{joined[0]['step']:08d}")
-    table = timeline(run, lang="en")
+    table = elastic_timeline(run, lang="en")
     assert "state from a live peer" in " ".join(table["moment"]) and table["event"].nunique() == 2
 
 

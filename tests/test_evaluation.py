@@ -2,8 +2,8 @@
 (every negative review first), so "the first N" scored one class only."""
 import torch
 
-from course_lib.evaluation import held_out_metrics, stratified_subset
-from course_lib.prepare import TokenSplit
+from course_lib.data.prepare import TokenSplit
+from course_lib.ddp.evaluation import held_out_metrics, stratified_subset
 
 
 class AlwaysNegative(torch.nn.Module):

@@ -7,8 +7,9 @@ import sys
 
 import pytest
 
+from course_lib._runtime.rank_start import load_module
 from course_lib.exercises import EXERCISES, check, hint, quiz, solution, solution_of
-from course_lib.exercises.carry import CannotCarry, load_module, write_module
+from course_lib.exercises.carry import CannotCarry, write_module
 from course_lib.exercises.grading import find_submissions, grade_one
 from course_lib.exercises.quiz import QUESTIONS
 

@@ -3,9 +3,9 @@ import ast
 import collections
 from pathlib import Path
 
-from course_lib import i18n
+from course_lib.lab import i18n
 
-PACKAGE = Path(i18n.__file__).resolve().parent
+PACKAGE = Path(i18n.__file__).resolve().parent.parent  # course_lib/, every subpackage
 
 
 def tr_keys() -> dict[str, str]:
@@ -25,7 +25,7 @@ def test_every_label_shown_has_its_chinese():
 
 
 def test_each_label_is_written_once():
-    tree = ast.parse((PACKAGE / "i18n.py").read_text(encoding="utf-8"))
+    tree = ast.parse((PACKAGE / "lab" / "i18n.py").read_text(encoding="utf-8"))
     labels = next(n.value for n in ast.walk(tree) if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "LABELS")
     counts = collections.Counter(k.value for k in labels.keys)
     assert not [k for k, n in counts.items() if n > 1]

@@ -5,15 +5,14 @@ import contextlib
 import pytest
 import torch
 import torch.nn.functional as F
-
-from course_lib.compare import compare_runs
-from course_lib.config import ConfigError
-from course_lib.drills import interrupt_and_resume
-from course_lib.invariant import InvariantStep, check_layout, micro_batch_count, micro_batch_seed, tree_sum
-from course_lib.launch import launch
-from course_lib.models import build_model
-
 from helpers import small_cfg
+
+from course_lib.beyond.invariant import InvariantStep, check_layout, micro_batch_count, micro_batch_seed, tree_sum
+from course_lib.config import ConfigError
+from course_lib.ddp.launch import check_before_start, launch
+from course_lib.ddp.models import build_model
+from course_lib.lab.drills import interrupt_and_resume
+from course_lib.watch.compare import compare_runs
 
 
 def test_the_tree_and_the_layout():
@@ -24,8 +23,8 @@ def test_the_tree_and_the_layout():
     assert check_layout(64, 0, 4) is None and "divide" in check_layout(64, 0, 8)
     assert "power of two" in check_layout(48, 16, 1)
     assert len({micro_batch_seed(0, s, j) for s in range(1, 5) for j in range(4)}) == 16
-    with pytest.raises(ConfigError, match="world size that divides"):
-        small_cfg("x", reduction="invariant", world_size=8, global_batch_size=64)
+    with pytest.raises(ConfigError, match="world size that divides"):  # refused before any rank starts
+        check_before_start(small_cfg("x", reduction="invariant", world_size=8, global_batch_size=64))
 
 
 def _by_hand(model, batch_of, step, count, size, seed):

@@ -3,12 +3,11 @@ import json
 import socket
 
 import pytest
+from helpers import small_cfg
 
 from course_lib.config import ConfigError
-from course_lib.launch import RankFailed, launch
-from course_lib.monitor import read_ledger, read_scalars
-
-from helpers import small_cfg
+from course_lib.ddp.launch import RankFailed, launch
+from course_lib.watch.monitor import read_ledger, read_scalars
 
 
 def test_two_rank_run_trains_logs_and_agrees(tmp_path, capsys):
@@ -35,8 +34,8 @@ def test_forkserver_ranks_train_the_same_bits_as_spawned_ones_and_see_this_launc
     environment of *their* launch (here: when it began, recorded for the restart cost)."""
     import os
 
-    from course_lib.compare import compare_runs
-    from course_lib.monitor import LAUNCHED_ENV, read_attempts
+    from course_lib.watch.compare import compare_runs
+    from course_lib.watch.monitor import LAUNCHED_ENV, read_attempts
 
     assert json.loads((reference_run / "config.json").read_text())["start_method"] == "auto"  # forkserver here
     for n, method in enumerate(("forkserver", "forkserver", "spawn"), 1):  # the 2nd reuses the 1st's server
@@ -96,7 +95,7 @@ def test_micro_batches_accumulate_to_the_same_update(tmp_path):
 def test_fused_adamw_and_bucket_views_change_speed_not_the_run(tmp_path):
     """The two speed options of the step (on by default) train on the same samples to the
     same losses, up to rounding; the checkpoint records which AdamW made it."""
-    from course_lib import checkpoint as ckpt
+    from course_lib.checkpoint import store as ckpt
 
     fast = launch(small_cfg(tmp_path / "fast", max_steps=6), quiet=True)
     plain = launch(small_cfg(tmp_path / "plain", max_steps=6, fused_adamw=False, grad_bucket_view=False), quiet=True)
@@ -118,7 +117,7 @@ def test_try_spawn_reports_the_childrens_own_error(monkeypatch):
     children; try_spawn shows the error each child printed, not a made-up message."""
     import sys
 
-    from course_lib.launch import try_spawn
+    from course_lib._runtime.spawn_check import try_spawn
 
     namespace = {"__name__": "__main__"}
     exec("def my_worker(rank):\n    print(rank)\n", namespace)
@@ -133,7 +132,7 @@ def test_try_spawn_reports_the_childrens_own_error(monkeypatch):
 def test_a_corrupt_rank_is_the_one_whose_loss_does_not_fall(tmp_path):
     """The chapter's third reading of the per-rank lines, on purpose: one rank trains on random
     labels (a corrupted shard); DDP keeps the parameters identical, the loss lines tell."""
-    from course_lib.monitor import loss_by_rank
+    from course_lib.lab.tables import loss_by_rank
 
     summary = launch(small_cfg(tmp_path / "run", train_limit=4000, epochs=2, embed_dim=32, corrupt_rank=1), quiet=True)
     table = loss_by_rank(tmp_path / "run", lang="en")

@@ -2,7 +2,8 @@
 mask, and do without it (real reviews, a real model trained in-process)."""
 import pytest
 
-from course_lib import masking, prepare
+from course_lib.data import prepare
+from course_lib.lab import masking
 
 
 @pytest.fixture(scope="module")

@@ -7,8 +7,8 @@ from datetime import timedelta
 import pytest
 import torch.distributed as dist
 
+from course_lib.beyond.elastic.membership import Membership, RunFinished, usable_world
 from course_lib.config import TrainConfig
-from course_lib.membership import Membership, RunFinished, usable_world
 
 BEAT = 0.02
 

@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from course_lib.models import build_model, parameter_count
+from course_lib.ddp.models import build_model, parameter_count
 
 
 @pytest.mark.parametrize("name", ["bag", "transformer", "minilm"])

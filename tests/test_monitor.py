@@ -1,4 +1,4 @@
-from course_lib.monitor import Ledger, TensorBoardLogger, fill_ledger_gap, read_ledger, read_scalars
+from course_lib.watch.monitor import Ledger, TensorBoardLogger, fill_ledger_gap, read_ledger, read_scalars
 
 
 def test_ledger_last_attempt_wins(tmp_path):

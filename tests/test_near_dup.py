@@ -1,7 +1,13 @@
 import pytest
 
-from course_lib.near_dup import (find_near_duplicates, jaccard, lsh_params, pair_scores,
-                                 plant_near_duplicates, shingle_hashes)
+from course_lib.data.near_dup import (
+    find_near_duplicates,
+    jaccard,
+    lsh_params,
+    pair_scores,
+    plant_near_duplicates,
+    shingle_hashes,
+)
 
 
 def test_planted_pairs_found_on_real_reviews(imdb_texts):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from course_lib.edition import SMALL, execute  # one source: the HTML edition runs the same notebooks, the same way
+from course_lib.lab.edition import SMALL, execute  # one source: the HTML edition runs the same notebooks, the same way
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 ZH = NOTEBOOKS / "zh"

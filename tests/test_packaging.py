@@ -1,7 +1,8 @@
 """environment.yml must offer everything pyproject.toml needs at run time."""
 import re
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 CONDA_NAMES = {"torch": "pytorch-cpu"}  # conda-forge spells a few packages differently

@@ -7,9 +7,10 @@ import textwrap
 
 import torch
 
-from course_lib import checkpoint as ckpt
-from course_lib.launch import free_port
-from course_lib.peer_state import digest_of_checkpoint, state_digest
+from course_lib._runtime.portability import free_port
+from course_lib.beyond.elastic.peer_state import digest_of_checkpoint
+from course_lib.checkpoint import store as ckpt
+from course_lib.ddp.consistency import state_digest
 
 STATE = """
 import torch
@@ -27,7 +28,8 @@ RANK = """
 import json, sys
 from datetime import timedelta
 import torch.distributed as dist
-from course_lib.peer_state import share, state_digest
+from course_lib.beyond.elastic.peer_state import share
+from course_lib.ddp.consistency import state_digest
 rank, port = int(sys.argv[1]), int(sys.argv[2])
 dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=2,
                         timeout=timedelta(seconds=30))

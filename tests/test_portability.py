@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from course_lib import portability as port
+from course_lib._runtime import portability as port
 from course_lib.config import ConfigError, TrainConfig
 
 
@@ -56,9 +56,9 @@ def test_windows_gets_no_libuv_and_refuses_sigterm_in_one_line(on, monkeypatch):
 
 
 def test_a_kill_mode_the_platform_lacks_is_refused_before_anything_starts(on, tmp_path):
-    import course_lib.checkpoint, course_lib.data, course_lib.models  # noqa: E401,F401 - imported as Linux (datasets)
-    from course_lib.faults import kill
-    from course_lib.launch import check_before_start
+    import course_lib.checkpoint.store  # noqa: E401,F401 - imported as Linux (datasets)
+    from course_lib.checkpoint.faults import kill
+    from course_lib.ddp.launch import check_before_start
 
     on("windows")
     with pytest.raises(ConfigError, match="use --kill-mode sigkill or during-save"):
@@ -99,7 +99,7 @@ def test_ranks_start_from_a_forkserver_where_the_os_has_one(on, monkeypatch):
 
 
 def test_launching_while_spawn_imports_the_script_says_what_to_write(monkeypatch, tmp_path):
-    from course_lib.launch import launch
+    from course_lib.ddp.launch import launch
 
     monkeypatch.setattr(multiprocessing.current_process(), "_inheriting", True, raising=False)
     with pytest.raises(ConfigError, match='if __name__ == "__main__"'):
@@ -112,7 +112,7 @@ def test_a_program_read_from_stdin_is_refused_before_any_rank_starts(monkeypatch
     each rank used to die with exit code 1 before its first step."""
     import sys
 
-    from course_lib.rank_start import start_process
+    from course_lib._runtime.rank_start import start_process
 
     monkeypatch.setattr(sys.modules["__main__"], "__file__", "<stdin>", raising=False)
     with pytest.raises(ConfigError, match=r"main script is '<stdin>', not a file.*save the program to a file") as err:

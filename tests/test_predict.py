@@ -9,12 +9,12 @@ import torch
 
 matplotlib.use("Agg")
 
-from course_lib.checkpoint import CheckpointError  # noqa: E402
-from course_lib.config import ConfigError  # noqa: E402
-from course_lib.launch import launch  # noqa: E402
-from course_lib.predict import load_classifier, out_of_domain, predict  # noqa: E402
-
 from helpers import small_cfg  # noqa: E402
+
+from course_lib.checkpoint.store import CheckpointError  # noqa: E402
+from course_lib.config import ConfigError  # noqa: E402
+from course_lib.ddp.launch import launch  # noqa: E402
+from course_lib.predict import load_classifier, out_of_domain, predict  # noqa: E402
 
 REVIEWS = ["An absolute joy from start to finish, wonderful acting.", "Dull, boring and far too long. A waste of time."]
 
@@ -94,7 +94,7 @@ def test_predict_command_line(run, tmp_path, capsys, monkeypatch):
 
 
 def test_out_of_domain_and_the_review_box(run):
-    from course_lib.widgets import ReviewBox
+    from course_lib.lab.widgets import ReviewBox
 
     ood = out_of_domain(run, limit=300)
     assert ood["count"] == 300 and 0.0 <= ood["accuracy"] <= 1.0
@@ -107,7 +107,7 @@ def test_out_of_domain_and_the_review_box(run):
 
 
 def test_predict_table_names_the_wrong_answers(run):
-    from course_lib.predict import predict_table
+    from course_lib.lab.tables import predict_table
 
     table = predict_table(run, {REVIEWS[0]: "positive", REVIEWS[1]: "positive"}, lang="en")
     assert list(table["right?"]) == ["yes", "NO"] and list(table["model"]) == ["positive", "negative"]
@@ -116,14 +116,14 @@ def test_predict_table_names_the_wrong_answers(run):
 def test_explain_is_the_models_own_arithmetic(run):
     """The pushes of every token and pair, plus the head's bias, add up to the model's margin
     (logit positive - logit negative): the explanation is the model, not a story about it."""
-    from course_lib.predict import explain
+    from course_lib.lab.tables import explain
 
     clf = load_classifier(run)
     text = REVIEWS[1]
     every = explain(run, text, top=1000, lang="en")["push towards positive"]
     bias = float(clf.model.head.bias[1] - clf.model.head.bias[0])
-    from course_lib.tokenization import encode_texts
-    from course_lib.data import clean_text
+    from course_lib.data.sources import clean_text
+    from course_lib.data.tokenization import encode_texts
 
     ids = torch.tensor([encode_texts(clf.tokenizer, [clean_text(text)], clf.cfg.max_length)["input_ids"][0]])
     with torch.no_grad():
@@ -133,7 +133,7 @@ def test_explain_is_the_models_own_arithmetic(run):
 
 
 def test_explain_reads_bag_models_only(run, tmp_path):
-    from course_lib.predict import explain
+    from course_lib.lab.tables import explain
 
     other = tmp_path / "run"
     shutil.copytree(run, other)

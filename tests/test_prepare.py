@@ -1,4 +1,4 @@
-from course_lib.prepare import PreparedData, prepare_imdb
+from course_lib.data.prepare import PreparedData, prepare_imdb
 
 
 def test_prepare_caches_and_invalidates(tmp_path):

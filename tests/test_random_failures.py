@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from course_lib.advisor import Costs, expected_wall, replay_wall
-from course_lib.random_failures import _reap_group, exponential_gaps, summarize
+from course_lib.beyond.advisor import Costs, expected_wall, replay_wall
+from course_lib.beyond.random_failures import _reap_group, exponential_gaps, summarize
 
 
 def costs(**kw) -> Costs:

@@ -1,15 +1,15 @@
-"""Uninterrupted runs trained once per settings: the cache (course_lib.references) and the
+"""Uninterrupted runs trained once per settings: the cache (course_lib.lab.references) and the
 drills' ``ensure_reference`` on real runs."""
 import json
 from pathlib import Path
 
 import pytest
-
-from course_lib import references
-from course_lib.compare import compare_runs
-from course_lib.config import TrainConfig
-from course_lib.drills import ensure_reference
 from helpers import small_cfg
+
+from course_lib.config import TrainConfig
+from course_lib.lab import references
+from course_lib.lab.drills import ensure_reference
+from course_lib.watch.compare import compare_runs
 
 
 def _fake_run(run_dir: Path, value: str) -> None:

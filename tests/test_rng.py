@@ -1,11 +1,11 @@
-"""course_lib.rng: every generator a rank draws from, taken and put back, in a form a
+"""course_lib.checkpoint.resume: every generator a rank draws from, taken and put back, in a form a
 ``weights_only`` load accepts."""
 import random
 
 import numpy as np
 import torch
 
-from course_lib import rng
+from course_lib.checkpoint import resume as rng
 
 
 def test_state_put_back_repeats_the_next_draws_of_every_generator():

@@ -6,7 +6,7 @@ matplotlib.use("Agg")
 
 import pytest  # noqa: E402
 
-from course_lib import plots, scaling  # noqa: E402
+from course_lib.lab import plots, scaling  # noqa: E402
 
 
 def test_ring_allreduce_moves_twice_the_gradient_minus_one_share():

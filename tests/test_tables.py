@@ -1,5 +1,5 @@
 """Results as tables a learner reads, in the notebook's language."""
-from course_lib import tables
+from course_lib.lab import tables
 
 RESULT = {"identical": False, "first_divergent_step": 22, "max_loss_diff": 0.0012, "skipped_samples": 0,
           "repeated_samples": 263, "final_params_identical": False}

@@ -1,7 +1,6 @@
 import pytest
 
-from course_lib.text_tools import (DEMO_RULES, Rule, RuleLabeler, chunk_by_sentence, chunk_fixed,
-                                   coverage, demo_corpus)
+from course_lib.data.text_tools import DEMO_RULES, Rule, RuleLabeler, chunk_by_sentence, chunk_fixed, coverage, demo_corpus
 
 TEXT = ("The film opens quietly. Then it explodes! Do we care? The cast does its best, "
         "but the script lets them down. " * 5).strip()
@@ -53,7 +52,8 @@ def test_rule_errors():
 
 
 def test_policy_table_shows_where_rules_conflict():
-    from course_lib.text_tools import DEMO_RULES, policy_table
+    from course_lib.data.text_tools import DEMO_RULES
+    from course_lib.lab.tables import policy_table
 
     t = policy_table(DEMO_RULES, ["Our team wrote an algorithm to schedule hospital doctors and patients."], lang="en")
     row = t.iloc[0]

@@ -6,9 +6,9 @@ import pytest
 import torch
 
 from course_lib import textbook
-from course_lib.compare import compare_runs
 from course_lib.textbook.lessons import STEPS_PER_EPOCH
-from course_lib.monitor import read_ledger, read_scalars
+from course_lib.watch.compare import compare_runs
+from course_lib.watch.monitor import read_ledger, read_scalars
 
 LINE = re.compile(r"^Rank [01], Epoch \[\d+/\d+\], Step \[\d+/16\], Loss: \d+\.\d{4}$")
 
@@ -84,7 +84,7 @@ def test_checkpoints_sort_by_epoch_not_as_strings(tmp_path):
 def test_a_rank_that_fails_without_being_killed_raises_with_its_own_last_words(tmp_path):
     """A killed rank is the lesson and is reported; one that exits non-zero by itself is a
     failure, and its error (the end of its log, where its stderr goes) is in the exception."""
-    from course_lib.launch import RankFailed
+    from course_lib.ddp.launch import RankFailed
     from course_lib.textbook.run import BookSettings, run_ranks
 
     worker = tmp_path / "worker.py"

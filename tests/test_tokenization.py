@@ -1,7 +1,13 @@
 import pytest
 
-from course_lib.tokenization import (encode_dataset, encode_texts, encode_windows, length_stats,
-                                     load_tokenizer, train_tokenizer)
+from course_lib.data.tokenization import (
+    encode_dataset,
+    encode_texts,
+    encode_windows,
+    length_stats,
+    load_tokenizer,
+    train_tokenizer,
+)
 
 
 @pytest.fixture(scope="module")
@@ -83,8 +89,9 @@ def test_train_and_reload_own_tokenizer(kind, tmp_path, imdb_texts):
 def test_whether_a_word_splits_depends_on_the_vocabulary(wp, imdb_texts):
     """The chapter's example: BERT's vocabulary keeps "unbelievable" whole, spells
     "unwatchable" from pieces; a small vocabulary trained on reviews splits both."""
-    from course_lib.data import clean_text
-    from course_lib.tokenization import pieces_table, train_tokenizer
+    from course_lib.data.sources import clean_text
+    from course_lib.data.tokenization import train_tokenizer
+    from course_lib.lab.tables import pieces_table
 
     small = train_tokenizer("wordpiece", [clean_text(t) for t in imdb_texts.texts[:2000]], vocab_size=1000)
     t = pieces_table({"bert": wp, "small": small}, ["unbelievable", "unwatchable"], lang="en")

@@ -4,11 +4,10 @@ import subprocess
 import sys
 
 import pytest
-
-from course_lib.compare import compare_runs
-from course_lib.launch import free_port
-
 from helpers import cfg_args, cli, small_cfg
+
+from course_lib._runtime.portability import free_port
+from course_lib.watch.compare import compare_runs
 
 
 def torchrun(*args):

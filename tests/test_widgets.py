@@ -5,7 +5,7 @@ matplotlib.use("Agg")
 
 import pytest  # noqa: E402
 
-from course_lib.widgets import InterruptionLab  # noqa: E402
+from course_lib.lab.widgets import InterruptionLab  # noqa: E402
 
 
 @pytest.mark.slow
@@ -72,8 +72,8 @@ def test_kill_now_button_sends_a_real_sigkill(tmp_path):
 
 
 def test_save_interval_explorer_sliders_move_the_answer(monkeypatch):
-    from course_lib.advisor import Costs, advise
-    from course_lib.widgets import SaveIntervalExplorer
+    from course_lib.beyond.advisor import Costs, advise
+    from course_lib.lab.widgets import SaveIntervalExplorer
 
     costs = Costs(step_seconds=0.03, save_blocking_seconds=0.25, save_write_seconds=0.25, restart_seconds=4.0,
                   finish_seconds=1.0, steps=1500, save_every_steps=128, async_save=False, sources={})

@@ -20,11 +20,11 @@ import inspect
 import tempfile
 from pathlib import Path
 
-from .. import i18n
-from . import ex01, ex02, ex03, ex04, ex05  # noqa: F401  (each registers its exercises)
-from .base import EXERCISES, Result, run_check, say
-from .carry import write_module
-from .quiz import quiz
+from course_lib.exercises import ex01, ex02, ex03, ex04, ex05  # noqa: F401  (each registers its exercises)
+from course_lib.exercises.base import EXERCISES, Result, run_check, say
+from course_lib.exercises.carry import write_module
+from course_lib.exercises.quiz import quiz
+from course_lib.lab import i18n
 
 __all__ = ["check", "hint", "solution", "quiz", "solution_of", "EXERCISES", "Result"]
 

@@ -41,7 +41,7 @@ class CannotCarry(ValueError):
 
 
 def _source(fn, lang: str) -> str:
-    from .base import say
+    from course_lib.exercises.base import say
 
     name = getattr(fn, "__name__", repr(fn))
     if not isinstance(fn, types.FunctionType):
@@ -82,7 +82,7 @@ def _is_literal(value) -> bool:
 
 def _needs(fn, lang: str, done: set, out: list[str]) -> None:
     """``fn``'s source after everything it references from its module (depth first)."""
-    from .base import say
+    from course_lib.exercises.base import say
 
     done.add(fn.__name__)
     refs = {name: fn.__globals__[name] for name in sorted(_global_names(fn.__code__)) if name in fn.__globals__}
@@ -124,23 +124,13 @@ def write_module(functions: dict, path: str | Path, lang: str = "en") -> Path:
     return path
 
 
-def load_module(path: str | Path) -> types.ModuleType:
-    """Import a module written by :func:`write_module` (in a spawned process)."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(Path(path).stem, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def carry_for_check(exercise_id: str, functions: dict, lang: str) -> tuple[Path, str]:
     """A fresh work folder for one check of ``exercise_id`` and the module file of the learner's
     ``functions`` in it; what cannot be carried fails the check with the reason."""
     import shutil
 
-    from ..prepare import cache_root
-    from .base import Fail
+    from course_lib.data.prepare import cache_root
+    from course_lib.exercises.base import Fail
 
     workdir = cache_root() / "exercises" / "work" / exercise_id
     shutil.rmtree(workdir, ignore_errors=True)

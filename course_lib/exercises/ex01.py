@@ -3,15 +3,15 @@ from __future__ import annotations
 
 import random
 
-from .base import Exercise, Fail, learner_call, register, say
+from course_lib.exercises.base import Exercise, Fail, learner_call, register, say
 
 
 def planted_corpus(seed: int, n: int = 240) -> tuple[list[str], list[int], dict[int, int]]:
     """``n`` real reviews with no near-duplicate among them, then planted copies: exact ones,
     and edited ones (a word or two inserted or deleted, case and punctuation changed). Returns
     the corpus, the indices that must stay (the originals) and copy -> original."""
-    from ..data import clean_text, raw_reviews
-    from ..near_dup import find_near_duplicates, plant_near_duplicates
+    from course_lib.data.near_dup import find_near_duplicates, plant_near_duplicates
+    from course_lib.data.sources import clean_text, raw_reviews
 
     rng = random.Random(seed)
     texts, _ = raw_reviews("offline")
@@ -68,8 +68,8 @@ def _check_dedup(funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
 
 
 def _check_chunk(funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
-    from ..data import clean_text, raw_reviews
-    from .solutions.ex01 import chunk_words as reference
+    from course_lib.data.sources import clean_text, raw_reviews
+    from course_lib.exercises.solutions.ex01 import chunk_words as reference
 
     rng = random.Random(seed)
     texts, _ = raw_reviews("offline")

@@ -7,11 +7,11 @@ import random
 
 import torch
 
-from .base import Exercise, Fail, learner_call, register, say
+from course_lib.exercises.base import Exercise, Fail, learner_call, register, say
 
 
 def _reviews(seed: int, k: int = 8):
-    from ..prepare import prepare_imdb
+    from course_lib.data.prepare import prepare_imdb
 
     data = prepare_imdb(limit=1280, progress=False)
     rng = random.Random(seed)
@@ -22,7 +22,7 @@ def _reviews(seed: int, k: int = 8):
 
 
 def _check_collate(funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
-    from ..models import build_model
+    from course_lib.ddp.models import build_model
 
     data, features = _reviews(seed)
     pad = data.info["tokenizer"]["pad_id"]
@@ -73,8 +73,8 @@ def _check_collate(funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
 
 
 def _check_group(funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
-    from ..batching import padded_share, random_batches
-    from ..prepare import prepare_imdb
+    from course_lib.data.batching import padded_share, random_batches
+    from course_lib.data.prepare import prepare_imdb
 
     data = prepare_imdb(limit=1280, progress=False)
     lengths = data.train.lengths().tolist()

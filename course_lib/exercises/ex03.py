@@ -8,13 +8,13 @@ from collections import Counter
 import torch
 import torch.distributed as dist
 
-from ..compare import repeated_epoch_order
-from ..launch import RankFailed
-from ..monitor import read_ledger
-from ..prepare import prepare_imdb
-from ..textbook.run import DATA_LIMIT, BookSettings, run_ranks
-from .base import Exercise, Fail, learner_call, register, say
-from .carry import carry_for_check
+from course_lib.data.prepare import prepare_imdb
+from course_lib.ddp.launch import RankFailed
+from course_lib.exercises.base import Exercise, Fail, learner_call, register, say
+from course_lib.exercises.carry import carry_for_check
+from course_lib.textbook.run import DATA_LIMIT, BookSettings, run_ranks
+from course_lib.watch.compare import repeated_epoch_order
+from course_lib.watch.monitor import read_ledger
 
 EPOCHS, N, WORLD = 2, 1024, 2
 LINE = re.compile(r"^Rank [01], Epoch \[\d+/\d+\], Step \[\d+/16\], Loss: \d+\.\d{4}$")
@@ -24,11 +24,11 @@ def split_worker(rank: int, world_size: int, settings: BookSettings) -> None:
     """The chapter's loop with the learner's ``rank_indices`` in place of ``DistributedSampler``."""
     from torch.nn.parallel import DistributedDataParallel as DDP
 
-    from ..batching import pad_batch
-    from ..models import build_model
-    from ..textbook.book import IMDBReviews
-    from ..textbook.observer import Observer
-    from .carry import load_module
+    from course_lib._runtime.rank_start import load_module
+    from course_lib.data.batching import pad_batch
+    from course_lib.ddp.models import build_model
+    from course_lib.textbook.book import IMDBReviews
+    from course_lib.textbook.observer import Observer
 
     rank_indices = load_module(settings.learner).rank_indices
     dist.init_process_group("gloo", rank=rank, world_size=world_size)

@@ -7,8 +7,8 @@ import tempfile
 import torch
 import torch.nn.functional as F
 
-from .base import Exercise, Fail, learner_call, register, say
-from .killed_runs import check_killed
+from course_lib.exercises.base import Exercise, Fail, learner_call, register, say
+from course_lib.exercises.killed_runs import check_killed
 
 
 def _check_monitor(funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
@@ -16,9 +16,9 @@ def _check_monitor(funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
     backward pass; TensorBoard's own reader reads back what it wrote."""
     from torch.utils.tensorboard import SummaryWriter
 
-    from ..models import build_model
-    from ..monitor import read_scalars
-    from ..prepare import prepare_imdb
+    from course_lib.data.prepare import prepare_imdb
+    from course_lib.ddp.models import build_model
+    from course_lib.watch.monitor import read_scalars
 
     data = prepare_imdb(limit=1280, progress=False)
     torch.manual_seed(seed)

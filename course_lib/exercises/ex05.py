@@ -7,10 +7,10 @@ from pathlib import Path
 
 import torch
 
-from ..rank_start import start_process
-from .base import Exercise, Fail, learner_call, register, say
-from .killed_runs import check_killed
-from .loop import half_write
+from course_lib._runtime.rank_start import start_process
+from course_lib.exercises.base import Exercise, Fail, learner_call, register, say
+from course_lib.exercises.killed_runs import check_killed
+from course_lib.exercises.loop import half_write
 
 
 def _book_files(folder: Path, epochs: list[int], half: int | None) -> None:

@@ -17,11 +17,19 @@ from pathlib import Path
 
 import torch
 
-from ..compare import compare_runs
-from ..prepare import cache_root, prepare_imdb
-from ..rank_start import start_process
-from .base import Fail, say
-from .loop import EPOCHS, EXIT_LEARNER_ERROR, EXIT_NO_TORCH_SAVE, SAVE_EVERY, LoopSettings, attempt, steps_per_epoch
+from course_lib._runtime.rank_start import start_process
+from course_lib.data.prepare import cache_root, prepare_imdb
+from course_lib.exercises.base import Fail, say
+from course_lib.exercises.loop import (
+    EPOCHS,
+    EXIT_LEARNER_ERROR,
+    EXIT_NO_TORCH_SAVE,
+    SAVE_EVERY,
+    LoopSettings,
+    attempt,
+    steps_per_epoch,
+)
+from course_lib.watch.compare import compare_runs
 
 TOTAL = EPOCHS * steps_per_epoch()
 PARTS = {  # what a digest that differs means, in words a teacher would use
@@ -192,7 +200,7 @@ def judge(ref: Path, run_dir: Path, exercise: str, kill_step: int, kill_mode: st
 def check_killed(ex_id: str, funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
     """The checker of 04.save and 05.resume: the learner's functions carried to the loop's
     processes, every scenario the seed picks, each killed and resumed for real."""
-    from .carry import carry_for_check
+    from course_lib.exercises.carry import carry_for_check
 
     workdir, learner = carry_for_check(ex_id, funcs, lang)
     outcomes = []

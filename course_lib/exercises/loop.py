@@ -13,7 +13,6 @@ load the same digests of what was restored (``restored.json``), next to those of
 """
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import os
@@ -41,31 +40,13 @@ class LoopSettings:
     resume: bool = False
 
 
-def digest(obj) -> str:
-    """sha256 of anything a state is made of: tensors by their bytes, containers by their items."""
-    h = hashlib.sha256()
-
-    def feed(x):
-        if isinstance(x, torch.Tensor):
-            h.update(x.detach().cpu().contiguous().numpy().tobytes())
-        elif isinstance(x, dict):
-            for k in sorted(x, key=str):
-                h.update(str(k).encode())
-                feed(x[k])
-        elif isinstance(x, (list, tuple)):
-            for item in x:
-                feed(item)
-        else:
-            h.update(repr(x).encode())
-    feed(obj)
-    return h.hexdigest()[:16]
-
-
 def state_digests(model, optimizer, scheduler, progress: dict | None) -> dict:
+    from course_lib.ddp.consistency import state_digest
+
     sched = {k: v for k, v in scheduler.state_dict().items() if k != "lr_lambdas"}
-    return {"model": digest(model.state_dict()), "optimizer": digest(optimizer.state_dict()),
-            "scheduler": digest(sched), "rng": digest(torch.get_rng_state()),
-            "progress": normalized(progress)}
+    parts = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "scheduler": sched,
+             "rng": torch.get_rng_state()}
+    return {**{name: state_digest(part)[:16] for name, part in parts.items()}, "progress": normalized(progress)}
 
 
 def normalized(progress: dict | None) -> list[int] | None:
@@ -98,39 +79,38 @@ class _DyingSave:
         self.real = real
 
     def __call__(self, obj, f, *args, **kwargs):
+        from course_lib.checkpoint.store import write_half_then
+
         buf = io.BytesIO()
         self.real(obj, buf, *args, **kwargs)
-        data = buf.getvalue()
         handle = open(f, "wb") if isinstance(f, (str, os.PathLike)) else f
-        handle.write(data[: len(data) // 2])
-        handle.flush()
-        os.fsync(handle.fileno())
-        os.kill(os.getpid(), signal.SIGKILL)
+        write_half_then(handle, buf.getbuffer(), lambda: os.kill(os.getpid(), signal.SIGKILL))
 
 
 def _functions(s: LoopSettings):
     if s.learner:
-        from .carry import load_module
+        from course_lib._runtime.rank_start import load_module
 
         return load_module(s.learner)
-    from .solutions import ex04, ex05
+    from course_lib.exercises.solutions import ex04, ex05
 
     return ex04 if s.exercise == "04" else ex05
 
 
 def _learner_error(s: LoopSettings, err: BaseException) -> None:
-    from .base import short_traceback
+    from course_lib.exercises.base import short_traceback
 
     Path(s.run_dir, "learner_error.txt").write_text(short_traceback(err))
     sys.exit(EXIT_LEARNER_ERROR)
 
 
 def run(s: LoopSettings) -> None:
-    from ..consistency import parameter_digest
-    from ..models import build_model
-    from ..monitor import Ledger
-    from ..prepare import PreparedData
-    from ..sampling import sample_digest
+    from course_lib.data.prepare import PreparedData
+    from course_lib.ddp.consistency import parameter_digest
+    from course_lib.ddp.models import build_model
+    from course_lib.ddp.sampling import sample_digest
+    from course_lib.ddp.train import linear_schedule
+    from course_lib.watch.monitor import Ledger
 
     run_dir = Path(s.run_dir)
     (run_dir / "truth").mkdir(parents=True, exist_ok=True)
@@ -140,8 +120,7 @@ def run(s: LoopSettings) -> None:
     torch.manual_seed(SEED)
     model = build_model("bag", data.info["tokenizer"]["vocab_size"], dim=DIM, dropout=DROPOUT)
     optimizer = torch.optim.AdamW(model.parameters(), lr=LR)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda i: min(1.0, (i + 1) / WARMUP) * max(0.0, 1.0 - i / total))
+    scheduler = linear_schedule(optimizer, WARMUP, total)
     fns = _functions(s)
     progress = {"epoch": 0, "step_in_epoch": 0, "global_step": 0}
     if s.resume:

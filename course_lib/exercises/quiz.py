@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ipywidgets as W
 
-from .. import i18n
+from course_lib.lab import i18n
 
 # (question), [(answer, why it is wrong or None when right), ...]; each text as (English, Chinese)
 QUESTIONS = {

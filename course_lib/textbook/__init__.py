@@ -7,9 +7,9 @@
 * :mod:`.lessons`: :func:`what_the_book_loses` and :func:`crash_during_save`, the book's run
   against the kit's under the same real kills, judged by ``compare_runs``.
 """
-from .book import evaluate, resume_training, train
-from .lessons import crash_during_save, what_the_book_loses
-from .run import BookRun, checkpoint_contents, checkpoints, run_book
+from course_lib.textbook.book import evaluate, resume_training, train
+from course_lib.textbook.lessons import crash_during_save, what_the_book_loses
+from course_lib.textbook.run import BookRun, checkpoint_contents, checkpoints, run_book
 
 __all__ = ["train", "resume_training", "evaluate", "run_book", "BookRun", "checkpoints", "checkpoint_contents",
            "what_the_book_loses", "crash_during_save"]

@@ -5,7 +5,7 @@ This is the template chapter 11 teaches with (11.2-11.5): one process per rank,
 ``sampler.set_epoch(epoch)``, AdamW, one line per rank and step in the chapter's format, a
 ``SummaryWriter`` written once per epoch, and every ``save_interval`` epochs the three-item
 checkpoint ``model_epoch_{N}.pth``; ``resume_training`` loads it back. The data are real:
-IMDB reviews tokenized by :mod:`course_lib.prepare`, the kit's ``bag`` model.
+IMDB reviews tokenized by :mod:`course_lib.data.prepare`, the kit's ``bag`` model.
 
 Four lines belong to the kit, not the book, each marked ``# kit``: the observer that writes
 the kit's ledger (so ``compare`` can judge a book run), starts the planned faults, and writes
@@ -26,10 +26,10 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.utils.data import DataLoader, Dataset, DistributedSampler
 from torch.utils.tensorboard import SummaryWriter
 
-from ..batching import pad_batch
-from ..models import build_model
-from ..prepare import PreparedData
-from .observer import Observer
+from course_lib.data.batching import pad_batch
+from course_lib.data.prepare import PreparedData
+from course_lib.ddp.models import build_model
+from course_lib.textbook.observer import Observer
 
 
 class IMDBReviews(Dataset):

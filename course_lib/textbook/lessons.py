@@ -1,7 +1,7 @@
 """What the book's version loses, measured: the same real kills, the book's resume against the kit's.
 
 Both experiments run real processes and real SIGKILLs, and judge each interrupted run against
-the *same code* never interrupted with :func:`course_lib.compare.compare_runs` (the book's run
+the *same code* never interrupted with :func:`course_lib.watch.compare.compare_runs` (the book's run
 is compared with the book's, the kit's with the kit's: the two loops differ, the question is
 whether each resume continues its own run):
 
@@ -18,14 +18,14 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from .. import i18n, references
-from ..checkpoint import list_checkpoints, verify
-from ..compare import acceptance_test, compare_runs
-from ..config import TrainConfig
-from ..drills import ensure_reference, interrupt_and_resume, steps_redone
-from ..launch import RankFailed, RunInterrupted, launch
-from ..monitor import read_scalars
-from .run import DATA_LIMIT, EMBED_DIM, checkpoints, run_book
+from course_lib.checkpoint.store import list_checkpoints, verify
+from course_lib.config import TrainConfig
+from course_lib.ddp.launch import RankFailed, RunInterrupted, launch
+from course_lib.lab import i18n, references
+from course_lib.lab.drills import ensure_reference, interrupt_and_resume, steps_redone
+from course_lib.textbook.run import DATA_LIMIT, EMBED_DIM, checkpoints, run_book
+from course_lib.watch.compare import acceptance_test, compare_runs
+from course_lib.watch.monitor import read_scalars
 
 STEPS_PER_EPOCH = 16  # the chapter's: 1,024 reviews / 2 ranks / 32 per step
 

@@ -4,7 +4,7 @@ The book's run prints losses; to *judge* it (``compare_runs``: the first diverge
 samples skipped or repeated, the final parameters bit for bit) the kit needs the same
 records its own trainer writes: one ledger row per optimizer step in
 ``DIR/metrics/rank{R}.jsonl`` and ``DIR/final/summary.json`` with ``parameter_sha256``.
-It also carries out the planned faults, with the kit's own :class:`~course_lib.faults.FaultInjector`
+It also carries out the planned faults, with the kit's own :class:`~course_lib.checkpoint.faults.FaultInjector`
 (real SIGKILLs, each fired once per run and written to ``DIR/faults.jsonl``).
 
 What it costs the run: one small ``all_gather_object`` per step (each rank's loss and sample
@@ -19,13 +19,13 @@ from pathlib import Path
 
 import torch.distributed as dist
 
-from ..checkpoint import write_part
-from ..config import TrainConfig
-from ..consistency import check_ranks_agree
-from ..faults import FaultInjector
-from ..launch import hold_process_group
-from ..monitor import Ledger, next_attempt
-from ..sampling import sample_digest
+from course_lib._runtime.processes import hold_process_group
+from course_lib.checkpoint.faults import FaultInjector
+from course_lib.checkpoint.store import write_part
+from course_lib.config import TrainConfig
+from course_lib.ddp.consistency import check_ranks_agree
+from course_lib.ddp.sampling import sample_digest
+from course_lib.watch.monitor import Ledger, next_attempt
 
 
 class Observer:
@@ -50,7 +50,7 @@ class Observer:
         dist.all_gather_object(shares, (loss, batch["id"].tolist()))
         batch_ids = [i for _, ids in shares for i in ids]
         self.ledger.write({"step": self.step, "epoch": epoch, "loss": loss,
-                           "global_loss": sum(l for l, _ in shares) / self.world_size,
+                           "global_loss": sum(loss for loss, _ in shares) / self.world_size,
                            "samples": sample_digest(batch_ids), "sample_ids": batch["id"].tolist(),
                            "grad_norm": None,  # the book's loop computes none (consistency reads the key)
                            "batch_ids": batch_ids, "attempt": self.attempt, "time": time.time()})

@@ -1,5 +1,5 @@
 """Starting the book's code: two real processes (spawn's API, from the kit's forkserver where the
-OS has one: :mod:`course_lib.rank_start`), gloo on loopback.
+OS has one: :mod:`course_lib._runtime.rank_start`), gloo on loopback.
 
 :func:`run_book` is what a notebook cell calls. The chapter's run is the default: 2 ranks,
 10 epochs, 16 steps per rank per epoch (1,024 training reviews, 32 per rank per step), the
@@ -10,10 +10,8 @@ is a real SIGKILL.
 from __future__ import annotations
 
 import json
-import logging
 import math
 import os
-import signal
 import sys
 import time
 from dataclasses import dataclass, field
@@ -21,15 +19,16 @@ from pathlib import Path
 
 import pandas as pd
 import torch
-import torch.multiprocessing as mp
 
-from .. import i18n
-from ..config import TrainConfig
-from ..launch import RankFailed, free_port, run_then_exit
-from ..monitor import read_ledger
-from ..prepare import prepare_imdb
-from ..rank_output import RankOutput
-from ..rank_start import start_ranks
+from course_lib._runtime.portability import free_port
+from course_lib._runtime.processes import join_ranks, run_then_exit
+from course_lib._runtime.rank_output import RankOutput
+from course_lib._runtime.rank_start import start_ranks
+from course_lib.config import TrainConfig
+from course_lib.data.prepare import prepare_imdb
+from course_lib.ddp.launch import RankFailed
+from course_lib.lab import i18n
+from course_lib.watch.monitor import read_ledger
 
 DATA_LIMIT = 1280  # reviews taken from IMDB: 1,024 train (the chapter's 16 steps x 32 x 2 ranks), 256 held out
 EMBED_DIM = TrainConfig.embed_dim  # the bag model's width: the kit's default (8 trains about 3x faster a step)
@@ -50,7 +49,7 @@ class BookSettings:
     embed_dim: int = EMBED_DIM
     seed: int = 0
     resume: str | None = None
-    kill_at_step: list = field(default_factory=list)  # the kit's fault plan (see course_lib.faults)
+    kill_at_step: list = field(default_factory=list)  # the kit's fault plan (see course_lib.checkpoint.faults)
     kill_rank: list = field(default_factory=lambda: [1])
     kill_mode: list = field(default_factory=lambda: ["sigkill"])
     worker: str | None = None  # another worker instead of the book's: "package.module:function" or a .py file's train
@@ -101,7 +100,7 @@ class _BookTail(RankOutput):
 def _worker(settings: BookSettings):
     """The function each rank runs: the book's ``train``, or the one ``settings.worker`` names."""
     if settings.worker is None:
-        from .book import train
+        from course_lib.textbook.book import train
 
         return train
     if ":" in settings.worker:
@@ -109,7 +108,7 @@ def _worker(settings: BookSettings):
 
         module, name = settings.worker.split(":")
         return getattr(importlib.import_module(module), name)
-    from ..exercises.carry import load_module
+    from course_lib._runtime.rank_start import load_module
 
     return load_module(settings.worker).train
 
@@ -225,7 +224,7 @@ def run_book(run_dir: str | Path, epochs: int = 10, save_interval: int = 10, kil
 
 def run_ranks(settings: BookSettings, world_size: int, show: str = "none", steps_per_epoch: int = 16,
               timeout: float | None = None, threads_per_rank: int | None = None, start_method: str = "auto") -> str | None:
-    """Start ``world_size`` ranks of the worker (``start_method``: see :mod:`course_lib.rank_start`;
+    """Start ``world_size`` ranks of the worker (``start_method``: see :mod:`course_lib._runtime.rank_start`;
     ``"spawn"`` is the chapter's ``mp.spawn`` exactly), print their lines as they come, wait. Returns
     ``None``, or how a killed rank ended ("rank 1 killed by SIGKILL after step 184"); a rank that
     raised or exited non-zero by itself raises :class:`RankFailed`; ranks still running after ``timeout`` s are ended and
@@ -234,31 +233,16 @@ def run_ranks(settings: BookSettings, world_size: int, show: str = "none", steps
     (run_dir / "logs").mkdir(parents=True, exist_ok=True)
     tail = _BookTail(run_dir / "logs", world_size, show, steps_per_epoch)
     ctx = start_ranks(_spawned, (world_size, settings, free_port(), threads_per_rank), world_size, start_method)
-    spawn_log = logging.getLogger("torch.multiprocessing.spawn")
-    level, _ = spawn_log.level, spawn_log.setLevel(logging.ERROR)  # not its "Terminating process ..." warning
-    deadline = None if timeout is None else time.monotonic() + timeout
     try:
-        while not ctx.join(timeout=0.2):
-            tail.poll()
-            if deadline is not None and time.monotonic() > deadline:
-                for proc in ctx.processes:
-                    proc.kill()
-                raise TimeoutError(f"the ranks did not finish within {timeout:.0f} s")
-    except (mp.ProcessRaisedException, mp.ProcessExitedException) as err:
-        killed = next((r for r, p in enumerate(ctx.processes) if p.exitcode == -signal.SIGKILL), None)
-        if killed is None and isinstance(err, mp.ProcessRaisedException):
-            raise RankFailed(err.error_index, str(err)) from None
-        rank = killed if killed is not None else err.error_index
-        code = ctx.processes[rank].exitcode
-        done = max((r["step"] for r in read_ledger(run_dir, rank, last_attempt=False)), default=0)
-        lang = i18n.resolve(None)
-        if code > 0:  # the book's ranks never exit non-zero on purpose: this one failed
-            raise _exited(run_dir, rank, code, done, lang) from None
-        return i18n.tr("rank {rank} killed by {signal} after step {step}", lang, rank=rank,
-                       signal=signal.Signals(-code).name, step=done)
+        end = join_ranks(ctx, tail.poll, timeout=timeout)
     finally:
-        spawn_log.setLevel(level)
         tail.close()
-        for path in ctx.error_files:
-            Path(path).unlink(missing_ok=True)
-    return None
+    if end is None:
+        return None
+    if end.error is not None:
+        raise RankFailed(end.rank, end.error)
+    done = max((r["step"] for r in read_ledger(run_dir, end.rank, last_attempt=False)), default=0)
+    lang = i18n.resolve(None)
+    if end.signal is None:  # the book's ranks never exit non-zero on purpose: this one failed
+        raise _exited(run_dir, end.rank, end.exit_code, done, lang)
+    return i18n.tr("rank {rank} killed by {signal} after step {step}", lang, rank=end.rank, signal=end.signal, step=done)

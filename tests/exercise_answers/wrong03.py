@@ -7,8 +7,8 @@ from torch import nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.utils.data import DataLoader, DistributedSampler
 
-from course_lib.batching import pad_batch
-from course_lib.models import build_model
+from course_lib.data.batching import pad_batch
+from course_lib.ddp.models import build_model
 from course_lib.textbook.book import IMDBReviews
 from course_lib.textbook.observer import Observer
 

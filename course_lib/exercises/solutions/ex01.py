@@ -20,9 +20,9 @@ def remove_duplicates(texts):
             unique.append(i)
     # 2. near: Jaccard similarity of shingle sets >= 0.8 means "the same review, lightly edited";
     #    keep the first of each such group. (All pairs: fine for a few hundred reviews; at scale,
-    #    MinHash + LSH finds the candidate pairs: course_lib.near_dup.)
+    #    MinHash + LSH finds the candidate pairs: course_lib.data.near_dup.)
     # 2. 近似去重：shingle 集合的 Jaccard 相似度 >= 0.8 即"同一条影评、略有改动"，每组只留第一条。
-    #    （两两比较：几百条没问题；规模大时用 MinHash + LSH 找候选对：course_lib.near_dup。）
+    #    （两两比较：几百条没问题；规模大时用 MinHash + LSH 找候选对：course_lib.data.near_dup。）
     kept, kept_sets = [], []
     for i in unique:
         s = _shingles(texts[i])

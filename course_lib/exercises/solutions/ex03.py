@@ -2,7 +2,7 @@
 笔记本 03：每个 Rank 分到的数据，以及本章的 DDP 工作函数。"""
 import torch
 
-from ...textbook.book import train  # noqa: F401  the chapter's template is the reference worker / 本章模板就是参考答案
+from course_lib.textbook.book import train  # noqa: F401  the chapter's template is the reference worker / 本章模板就是参考答案
 
 
 def rank_indices(n, epoch, rank, world_size, seed):

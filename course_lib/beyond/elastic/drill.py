@@ -1,0 +1,184 @@
+"""Nodes lost and gained back, for real: torchrun agents on this machine play the nodes.
+
+:func:`node_drill` starts the nodes (one torchrun agent and one rank each, with the commands of
+:func:`course_lib._runtime.torchrun.torchrun_command`, ``--reduction invariant --resume auto``) and
+carries out a plan: ``("lose", 15)`` kills the last node whole (its agent and its worker,
+SIGKILL) once the run has passed step 15; ``("gain", 30)`` starts a node (a new one, with its
+own torchrun agent: a replacement machine) once the run has passed step 30; ``("crash", 10)``
+kills node 0's worker alone (SIGKILL), and its agent starts it again: it joins as a newcomer, so
+another node's worker then holds rank 0 (a ``"lose"`` after it loses the rank-0 member). The run ends
+bit-identical to the run never disturbed: the invariant reduction gives every world size the
+same bits, and no step is lost (the survivors hold the last finished one). Each event lands in
+``DIR/nodes.jsonl``; with the ranks' own records (``attempts.jsonl``, ``elastic.jsonl``, the
+ledgers, the checkpoints' manifests) it makes the timeline (:func:`course_lib.lab.tables.elastic_timeline`).
+
+Two ways to re-form (``reform``, see :mod:`course_lib._runtime.torchrun`): the kit's group re-forms
+in-process (survivors and newcomers, no restart, the state from a live peer), or torchrun's
+agents restart every worker, which resumes from the checkpoint.
+
+What we learned (torch 2.13, CPU, loopback): both agents match the endpoint's host, so one must
+be told to host the rendezvous store (``is_host=1``) and the other not, or both may try. The node
+hosting the store is a single point of failure: lose the *other* one. An agent starts its
+workers in sessions of their own, so killing the agent's process group leaves its worker
+running: kill the worker too (what a lost machine does).
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from course_lib._runtime.portability import free_port
+from course_lib._runtime.torchrun import torchrun_parts
+from course_lib.config import TrainConfig
+from course_lib.watch.monitor import ledger_ranks, read_attempts, read_jsonl, read_ledger
+
+EVENTS = ("lose", "gain", "crash")
+
+
+def _record(run_dir: Path, **event) -> float:
+    event["time"] = time.time()
+    with open(run_dir / "nodes.jsonl", "a") as f:
+        f.write(json.dumps(event) + "\n")
+    return event["time"]
+
+
+def _start_node(cfg: TrainConfig, node: int, port: int, reform: str) -> subprocess.Popen:
+    env, argv = torchrun_parts(cfg, "1:2", 1, node, "127.0.0.1", port, 3, reform)
+    argv = [sys.executable, "-m", "torch.distributed.run", *argv[1:]]
+    log = open(Path(cfg.run_dir) / f"elastic-node{node}.log", "a")
+    return subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env={**os.environ, **env})
+
+
+def _children(pid: int) -> list[int]:
+    """Processes whose parent is ``pid`` (Linux ``/proc``)."""
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.append(int(stat.parent.name))
+    return out
+
+
+def _newest_step(run_dir: str) -> int:
+    """The newest step in any ledger, from the last line of each: the drill polls it while the
+    ranks train, and parsing whole ledgers 20 times a second would take CPU from them."""
+    newest = 0
+    for path in (Path(run_dir) / "metrics").glob("rank*.jsonl"):
+        with open(path, "rb") as f:
+            f.seek(max(0, path.stat().st_size - 8192))
+            lines = f.read().splitlines()
+        for line in reversed(lines[1:] if len(lines) > 1 else lines):
+            try:
+                newest = max(newest, json.loads(line)["step"])
+                break
+            except ValueError:  # a line being written
+                continue
+    return newest
+
+
+def _wait_for_step(run_dir: str, step: int, agent: subprocess.Popen, deadline: float) -> None:
+    while _newest_step(run_dir) < step:
+        if agent.poll() is not None or time.time() > deadline:
+            raise RuntimeError(f"the run never reached step {step} (see {run_dir}/elastic-node*.log)")
+        time.sleep(0.02)
+
+
+def _wait_for_world(run_dir: str, since: float, world: int, agent: subprocess.Popen, deadline: float) -> None:
+    """Until a group of ``world`` members formed after ``since`` has every member ready to train
+    (the hand-over done): a crashed worker is back in."""
+    def ready() -> bool:
+        formed = [a["generation"] for a in read_attempts(run_dir) if a["started"] > since and a.get("world_size") == world]
+        rows = read_jsonl(Path(run_dir) / "elastic.jsonl")
+        return any(sum(r["generation"] == g and "ready" in r for r in rows) == world for g in formed)
+    while not ready():
+        if agent.poll() is not None or time.time() > deadline:
+            raise RuntimeError(f"the restarted worker never joined again (see {run_dir}/elastic-node*.log)")
+        time.sleep(0.05)
+
+
+def node_drill(cfg: TrainConfig, plan: list[tuple[str, int]], nodes: int = 2, reform: str = "in-process",
+               timeout: float = 300) -> dict:
+    """Start ``nodes`` nodes on ``cfg`` and carry out ``plan`` (see the module docstring). Returns
+    node 0's exit code, the world size at the end, the summary, and per event the seconds from the
+    node's death (or start) to the first step of the re-formed group."""
+    bad = [e for e, _ in plan if e not in EVENTS]
+    if bad:
+        raise ValueError(f"plan events must be one of {EVENTS}, got {bad}")
+    change = {"gain": 1, "lose": -1, "crash": 0}
+    if any(nodes + sum(change[e] for e, _ in plan[:i + 1]) < 1 for i in range(len(plan))):
+        raise ValueError("the plan loses node 0, which hosts the store the group agrees through")
+    cfg = cfg.replace(resume="auto", reduction="invariant")
+    run_dir = Path(cfg.run_dir)
+    shutil.rmtree(run_dir, ignore_errors=True)  # a drill is a run of its own, from its first step
+    run_dir.mkdir(parents=True)
+    port, deadline = free_port(), time.time() + timeout
+    agents = {}
+    for node in range(nodes):  # all at once: node 0's agent hosts the store, the others wait for it
+        agents[node] = _start_node(cfg, node, port, reform)
+        _record(run_dir, event="start", node=node)
+    events, started = [], nodes - 1
+    try:
+        while not (run_dir / "metrics" / f"rank{nodes - 1}.jsonl").exists():  # the group has them all
+            if agents[0].poll() is not None or time.time() > deadline:
+                raise RuntimeError(f"the {nodes} nodes never trained together (see {run_dir}/elastic-node*.log)")
+            time.sleep(0.05)
+        for what, step in plan:
+            _wait_for_step(cfg.run_dir, step, agents[0], deadline)
+            if what == "lose":
+                node = max(n for n, a in agents.items() if a.poll() is None)
+                victim = agents.pop(node)
+                for pid in (*_children(victim.pid), victim.pid):  # the machine is gone: its worker and its agent
+                    os.kill(pid, signal.SIGKILL)
+                victim.wait()
+                events.append({"event": "lose", "node": node, "after_step": step,
+                               "time": _record(run_dir, event="lose", node=node, after_step=step)})
+            elif what == "crash":  # node 0's worker alone: its agent, which hosts the store, starts it again
+                for pid in _children(agents[0].pid):
+                    os.kill(pid, signal.SIGKILL)
+                events.append({"event": "crash", "node": 0, "after_step": step,
+                               "time": _record(run_dir, event="crash", node=0, after_step=step)})
+                _wait_for_world(cfg.run_dir, events[-1]["time"], len(agents), agents[0], deadline)
+            else:
+                node = started = started + 1  # a node of its own: a replacement machine, or the same one back
+                agents[node] = _start_node(cfg, node, port, reform)
+                events.append({"event": "gain", "node": node, "after_step": step,
+                               "time": _record(run_dir, event="start", node=node, after_step=step)})
+        try:
+            code = agents[0].wait(max(1.0, deadline - time.time()))
+        except subprocess.TimeoutExpired:
+            raise RuntimeError(f"the elastic run did not finish in {timeout} s (see {run_dir}/elastic-node*.log)") from None
+    finally:
+        for agent in agents.values():
+            if agent.poll() is None:
+                agent.kill()
+    summary_path = run_dir / "final" / "summary.json"
+    summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}
+    for e in events:
+        e["seconds_to_first_step"] = seconds_to_first_step(run_dir, e["time"])
+    return {"exit_code": code, "world_size_at_end": summary.get("world_size"), "summary": summary, "events": events,
+            "log": "\n".join(p.read_text() for p in sorted(run_dir.glob("elastic-node*.log")))}
+
+
+def first_step_after(run_dir: str | Path, since: float) -> tuple[float, int] | None:
+    """Time and number of the first step of the first attempt (a restart, or a generation of an
+    elastic group) that began after ``since``."""
+    attempt = next((i for i, a in enumerate(read_attempts(run_dir), start=1) if a["started"] > since), None)
+    rows = [r for rank in ledger_ranks(run_dir) for r in read_ledger(run_dir, rank, last_attempt=False)
+            if r["attempt"] == attempt]
+    first = min(rows, key=lambda r: r["time"], default=None)
+    return (first["time"], first["step"]) if first else None
+
+
+def seconds_to_first_step(run_dir: str | Path, since: float) -> float | None:
+    """From ``since`` (a node's death or start) to the first step of the group re-formed after it."""
+    first = first_step_after(run_dir, since)
+    return first[0] - since if first else None

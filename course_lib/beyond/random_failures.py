@@ -1,0 +1,219 @@
+"""Training through failures that arrive at random: the check of :mod:`course_lib.beyond.advisor`.
+
+A supervisor (this module) starts ``python -m course_lib train ... --resume auto`` in a fresh
+process group, draws the time to the next failure from an exponential distribution (mean
+``mtbf``, the memoryless clock of the textbook models), and when that time comes sends SIGKILL
+to the whole group: launcher and every rank die at once, like a machine that loses power. It
+starts the same command again at once, and the failure clock keeps running through start-up,
+so failures can strike restarts too, as in Daly's model. The wall time until the run finishes
+is what the advisor predicts.
+
+``interval_study`` measures it at several save intervals, interleaved, after a calibration run
+(killed once by its own ``--kill-at-step``) gives the advisor the costs it needs.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+import os
+import random
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+
+from course_lib.beyond.advisor import advise, expected_wall, measure_costs, replay_wall, simulate_walls
+from course_lib.checkpoint.faults import EXIT_INTERRUPTED
+from course_lib.config import ConfigError, TrainConfig
+from course_lib.watch.monitor import read_ledger
+
+MAX_FAILURES = 200  # a supervisor that never finishes is a bug: stop and say so
+# a run whose median step is this much slower than the calibration's met a busy machine (other
+# work on the same cores), not the model's costs: it is measured again, with the same failure times
+DISTURBED, DISTURBED_RETRIES = 1.15, 2
+
+
+def exponential_gaps(mtbf: float, seed: int) -> Iterator[float]:
+    rng = random.Random(seed)
+    while True:
+        yield rng.expovariate(1.0 / mtbf)
+
+
+def train_through_failures(cfg: TrainConfig, gaps: Iterator[float]) -> dict:
+    """Train ``cfg`` from scratch, killing the whole job after each gap of ``gaps`` (seconds of
+    wall time) and starting it again with ``--resume auto``, until it finishes. The job's own
+    output goes to ``DIR/supervisor.log``."""
+    shutil.rmtree(cfg.run_dir, ignore_errors=True)
+    Path(cfg.run_dir).mkdir(parents=True)
+    log = Path(cfg.run_dir) / "supervisor.log"
+    cmd = [sys.executable, "-m", "course_lib", "train", *cfg.replace(resume="auto").to_args()]
+    env = {**os.environ, "TQDM_DISABLE": "1"}
+    t0, started_at = time.perf_counter(), time.time()
+    next_failure = t0 + next(gaps)
+    failures = []
+    with open(log, "a") as out:
+        while True:
+            proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+            try:
+                proc.wait(timeout=max(next_failure - time.perf_counter(), 0))
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)  # the launcher and all its ranks, at once
+                failed_at = time.perf_counter()
+                proc.wait()
+                _reap_group(proc.pid)
+                failures.append(round(failed_at - t0, 3))
+                if len(failures) > MAX_FAILURES:
+                    raise RuntimeError(f"{cfg.run_dir}: {len(failures)} failures and not finished; "
+                                       "the mean time between failures is too short for this run") from None
+                next_failure = failed_at + next(gaps)  # the failure clock runs on from the kill
+                continue
+            if proc.returncode == EXIT_INTERRUPTED:  # a kill the run planned itself (--kill-at-step)
+                failures.append(round(time.perf_counter() - t0, 3))
+                continue
+            if proc.returncode != 0:
+                raise RuntimeError(f"{cfg.run_dir}: train exited with {proc.returncode} without a drill kill; see {log}")
+            break
+    wall = time.perf_counter() - t0
+    rows = read_ledger(cfg.run_dir, 0, last_attempt=False)
+    gaps_s = [b["time"] - a["time"] for a, b in zip(rows, rows[1:]) if a["attempt"] == b["attempt"]
+              and b["step"] == a["step"] + 1]
+    return {"wall_seconds": round(wall, 3), "started_at": started_at, "ended_at": started_at + wall,
+            "failures": len(failures), "failure_times": failures,
+            "steps": max(r["step"] for r in rows), "steps_redone": len(rows) - len({r["step"] for r in rows}),
+            "median_step_seconds": round(statistics.median(gaps_s), 5)}
+
+
+def _reap_group(pgid: int, timeout: float = 5.0) -> None:
+    """Wait until no process of the killed group is alive (a rank that outlived the kill would
+    hold the run directory's lock). A dead process that is not yet reaped (a zombie) holds no
+    lock: it counts as gone. That matters where PID 1 reaps orphans late (in this project's
+    containers, 1.5-2 s after the kill), which the wall time would otherwise pay per failure."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not _alive_in_group(pgid):
+            return
+        time.sleep(0.01)
+    raise RuntimeError(f"process group {pgid} still alive {timeout} s after SIGKILL")
+
+
+def _alive_in_group(pgid: int) -> bool:
+    """Any live (not zombie) process in group ``pgid``? Linux reads ``/proc``; elsewhere a
+    signal 0 to the group, which also finds zombies."""
+    proc = Path("/proc")
+    if not (proc / "self" / "stat").exists():
+        try:
+            os.killpg(pgid, 0)
+            return True
+        except ProcessLookupError:
+            return False
+    for stat in proc.glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()  # after "(comm)": state, ppid, pgrp, ...
+        except (OSError, IndexError):
+            continue  # gone while we looked
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            return True
+    return False
+
+
+def calibrate(workdir: str | Path, base: TrainConfig, save_every: int | None = None) -> dict:
+    """One run of ``base``, SIGKILLed once halfway by its own ``--kill-at-step``: the costs the
+    advisor needs, measured (``costs``), and the textbook's unit (``steps_per_epoch``)."""
+    if not base.max_steps:
+        raise ConfigError("a save-interval study needs a run length: set max_steps in the base config")
+    calib = base.replace(run_dir=str(Path(workdir) / "calibration"), save_every_steps=save_every or base.max_steps // 16,
+                         kill_at_step=max(base.max_steps // 2, 2), kill_rank=base.world_size - 1, kill_mode="sigkill")
+    run = train_through_failures(calib, itertools.repeat(math.inf))  # only its own planned kill
+    costs, rows = measure_costs(calib.run_dir), read_ledger(calib.run_dir)
+    # the supervisor's wall time ends when the process does, after the summary the run directory
+    # records (tearing the ranks and the launcher down: ~0.3-1 s here): the finish counts that too
+    costs.finish_seconds = max(run["ended_at"] - rows[-1]["time"], costs.finish_seconds)
+    costs.sources["finish_seconds"] = "last step -> the process's exit (the supervisor's clock)"
+    return {"costs": costs, "steps_per_epoch": sum(r["epoch"] == 0 for r in rows)}
+
+
+def interval_study(workdir: str | Path, base: TrainConfig, intervals: list[int] | None, mtbf: float,
+                   repeats: int = 3, factors=(1 / 8, 1 / 2, 1, 2, 4), seed: int = 0, progress: bool = True,
+                   calibration: dict | None = None) -> dict:
+    """Calibrate (:func:`calibrate`, unless a ``calibration`` is given), predict the wall time at
+    each interval with the advisor, then measure it ``repeats`` times per interval, interleaved,
+    under random failures. ``intervals=None`` takes the predicted optimum times ``factors``: too
+    often, about right, too rarely. Within one repetition every interval meets the same failure
+    times (common random numbers), so the intervals are compared under the same luck;
+    repetitions draw new times."""
+    from tqdm.auto import tqdm
+
+    workdir = Path(workdir)
+    calibration = calibration or calibrate(workdir, base, intervals[len(intervals) // 2] if intervals else None)
+    costs = calibration["costs"]
+    advice = advise(costs, mtbf)
+    if not intervals:
+        intervals = sorted({min(max(round(advice["optimum_steps"] * f), 1), base.max_steps) for f in factors})
+    runs = {k: [] for k in intervals}
+    order = [(rep, k) for rep in range(repeats) for k in random.Random(seed + rep).sample(intervals, len(intervals))]
+    for rep, k in tqdm(order, desc="runs through random failures", disable=not progress):
+        cfg = base.replace(run_dir=str(workdir / f"every-{k}-rep{rep}"), save_every_steps=k)
+        gap_seed = seed * 1_000_003 + rep
+        for attempt in range(1 + DISTURBED_RETRIES):  # noqa: B007 - the same failure times again: only the machine's load differs
+            run = train_through_failures(cfg, exponential_gaps(mtbf, seed=gap_seed))
+            if run["median_step_seconds"] <= DISTURBED * costs.step_seconds:
+                break
+        runs[k].append({**run, "gap_seed": gap_seed, "measured_again": attempt})
+    return {**summarize(costs, advice, runs, mtbf), "steps_per_epoch": calibration["steps_per_epoch"]}
+
+
+def summarize(costs, advice: dict, runs: dict, mtbf: float) -> dict:
+    """Measured runs beside the predictions, and the two targets of the check.
+
+    A handful of runs with one or two failures each is ruled by luck: at MTBF 40 s the first
+    failure times of two of three repetitions fell after the end of a ~55 s run, so their
+    "median" was a run without failures, and a failure costs more the longer the interval, so
+    such luck flatters long intervals. Two measures take the luck out, because the failure
+    times each run met are known (its ``gap_seed``):
+
+    * the model's error: the model *replayed* on each run's own failure times
+      (:func:`course_lib.beyond.advisor.replay_wall`) against the measured wall time, as a ratio of
+      means per interval: it tests the costs the model counts, not the draws;
+    * the best measured interval: by the measured mean corrected for each run's luck (the
+      measured minus the replayed wall, plus the model's expectation: a control variate), since
+      the advisor minimises the *expected* wall time. (The median is no criterion: where a run
+      meets no failure more often than not, the median run has none at every interval.)
+
+    The plain comparisons are kept beside them: the simulated median against the measured median
+    (:func:`course_lib.beyond.advisor.simulate_walls`), the expectation against the measured mean."""
+    points = []
+    for k, rs in runs.items():
+        walls = [r["wall_seconds"] for r in rs]
+        replayed = [replay_wall(k, costs, exponential_gaps(mtbf, seed=r["gap_seed"])) for r in rs]
+        expected = float(expected_wall(k, costs, mtbf))
+        sim = simulate_walls(k, costs, mtbf)
+        median, mean, predicted_median = statistics.median(walls), statistics.mean(walls), float(np.median(sim))
+        points.append({"every_steps": k, "walls": walls, "failures": [r["failures"] for r in rs],
+                       "steps_redone": [r["steps_redone"] for r in rs],
+                       "median_step_seconds": [r.get("median_step_seconds") for r in rs],
+                       "measured_again": [r.get("measured_again", 0) for r in rs],
+                       "replayed_walls": [round(w, 2) for w in replayed],
+                       "error": round(statistics.mean(replayed) / mean - 1, 4),
+                       "luck_corrected_mean_seconds": round(mean - statistics.mean(replayed) + expected, 2),
+                       "median_wall_seconds": median, "mean_wall_seconds": round(mean, 3),
+                       "predicted_median_wall_seconds": round(predicted_median, 2),
+                       "predicted_wall_seconds": round(expected, 2),
+                       "predicted_quartiles": [round(float(q), 2) for q in np.percentile(sim, [25, 75])],
+                       "median_error": round(predicted_median / median - 1, 4),
+                       "mean_error": round(expected / mean - 1, 4)})
+    by = lambda key: min(points, key=lambda p: p[key])["every_steps"]  # noqa: E731
+    best = by("luck_corrected_mean_seconds")
+    ratio = best / advice["optimum_steps"]
+    return {"mtbf_seconds": mtbf, "advice": advice, "points": points, "best_measured_steps": best,
+            "best_vs_optimum": round(ratio, 3), "best_within_2x": 0.5 <= ratio <= 2.0,
+            "best_by_mean_steps": by("mean_wall_seconds"), "best_by_median_steps": by("median_wall_seconds"),
+            "max_abs_error": max(abs(p["error"]) for p in points),
+            "all_within_20pct": all(abs(p["error"]) <= 0.2 for p in points),
+            "max_abs_median_error": max(abs(p["median_error"]) for p in points),
+            "max_abs_mean_error": max(abs(p["mean_error"]) for p in points)}

@@ -1,0 +1,127 @@
+"""Real faults: real signals sent to real worker processes.
+
+A run may be killed several times: ``--kill-at-step 13 27`` plans two kills. Each planned kill
+fires **once per run**, in whichever attempt first reaches its step, on its rank
+(``--kill-rank``, one value for all kills or one per kill), in its mode (``--kill-mode``, the
+same). The rank that fires writes the kill to ``DIR/faults.jsonl`` first, so the resumed
+attempt, which passes that step again, knows it already happened: the same command line,
+repeated with ``--resume auto`` (or by torchrun's ``--max-restarts``), ends after the last kill.
+
+Three modes:
+
+* ``sigkill``: SIGKILL when the step begins. No handler can run: a hard crash, like the
+  out-of-memory killer or a pulled plug. Everything since the last checkpoint is lost.
+* ``sigterm``: SIGTERM when the step begins. The handler only raises a flag; the step
+  finishes, the ranks agree (one all-reduce) to stop, save a checkpoint and exit. This is how
+  schedulers (Slurm, Kubernetes, spot instances) announce a preemption.
+* ``during-save``: SIGKILL in the middle of writing the first checkpoint at or after the
+  step, with half of a file on disk. The commit protocol must make that harmless.
+
+A kill that cannot fire in this attempt (its step is behind the resumed step, or beyond the
+end of the run) is reported, never silently ignored.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from course_lib._runtime.portability import check_kill_modes, hard_kill_signal
+from course_lib.config import TrainConfig
+from course_lib.watch.monitor import read_jsonl
+
+EXIT_PREEMPTED = 143  # 128 + SIGTERM: what a shell reports for a process ended by SIGTERM
+EXIT_INTERRUPTED = 3  # what ``python -m course_lib train`` returns when a rank was killed
+
+
+@dataclass(frozen=True)
+class Kill:
+    step: int
+    rank: int
+    mode: str
+
+
+def planned_kills(cfg: TrainConfig) -> list[Kill]:
+    """The kills ``cfg`` asks for, in the order given."""
+    def pick(values: list, i: int):
+        return values[i] if len(values) > 1 else values[0]
+
+    return [Kill(step, pick(cfg.kill_rank, i), pick(cfg.kill_mode, i)) for i, step in enumerate(cfg.kill_at_step)]
+
+
+def fired_kills(run_dir: str | Path) -> list[dict]:
+    """The kills already carried out in this run directory (``faults.jsonl``)."""
+    return read_jsonl(Path(run_dir) / "faults.jsonl")
+
+
+class FaultInjector:
+    """This rank's share of the kill plan, for one attempt."""
+
+    def __init__(self, cfg: TrainConfig, rank: int, attempt: int):
+        self.run_dir, self.rank, self.attempt = Path(cfg.run_dir), rank, attempt
+        done = {k["step"] for k in fired_kills(cfg.run_dir)}  # a kill is known by its step
+        self.done = [k for k in planned_kills(cfg) if k.step in done]
+        self.pending = [k for k in planned_kills(cfg) if k.step not in done]
+
+    def explain(self, start_step: int, total_steps: int) -> list[str]:
+        """Lines that say which planned kills will not fire in this attempt, and why."""
+        lines = [f"kill at step {k.step} (rank {k.rank}, {k.mode}) already fired in an earlier attempt; "
+                 "it does not fire again" for k in self.done]
+        for k in self.pending:
+            if k.step > total_steps:
+                lines.append(f"WARNING: kill at step {k.step} will not fire: the run ends at step {total_steps}")
+            elif k.step <= start_step and k.mode != "during-save":
+                lines.append(f"WARNING: kill at step {k.step} will not fire: this attempt resumes after step "
+                             f"{start_step}; pick a later step")
+        return lines
+
+    def _mine(self, step: int, modes: tuple[str, ...], at_or_after: bool = False) -> Kill | None:
+        return next((k for k in self.pending if k.rank == self.rank and k.mode in modes
+                     and (k.step <= step if at_or_after else k.step == step)), None)
+
+    def _fire(self, kill: Kill) -> None:
+        """Record the kill (flushed and fsynced: the signal may end the process at once), then send it."""
+        self.pending.remove(kill)
+        with open(self.run_dir / "faults.jsonl", "a") as f:
+            f.write(json.dumps({"step": kill.step, "rank": kill.rank, "mode": kill.mode, "attempt": self.attempt,
+                                "time": time.time()}) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.kill(os.getpid(), signal.SIGTERM if kill.mode == "sigterm" else hard_kill_signal())
+
+    def before_step(self, step: int) -> None:
+        """Called as global step ``step`` (1-based) begins."""
+        kill = self._mine(step, ("sigkill", "sigterm"))
+        if kill is not None:
+            self._fire(kill)
+
+    def during_save(self, step: int) -> Callable[[], None] | None:
+        """The hook :func:`course_lib.checkpoint.store.write_part` calls half-way, or ``None``."""
+        kill = self._mine(step, ("during-save",), at_or_after=True)
+        return None if kill is None else (lambda: self._fire(kill))
+
+
+class GracefulStop:
+    """SIGTERM (and SIGINT) set a flag instead of killing: the loop checks it after each
+    step. Installed only in the main thread of a worker process."""
+
+    def __init__(self):
+        self.requested: str | None = None
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, self._handler)
+
+    def _handler(self, signum, _frame) -> None:
+        self.requested = signal.Signals(signum).name
+
+
+def kill(pid: int, mode: str = "sigkill") -> None:
+    """Send a real signal to a running worker (the lab's "kill now" button)."""
+    sig = {"sigkill": hard_kill_signal(), "sigterm": signal.SIGTERM}.get(mode)
+    if sig is None:
+        raise ValueError(f"kill mode must be 'sigkill' or 'sigterm' from outside, got {mode!r}")
+    check_kill_modes([mode])
+    os.kill(pid, sig)

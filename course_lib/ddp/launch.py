@@ -1,0 +1,286 @@
+"""Starting one process per rank: :func:`launch` from Python or a notebook (spawn's API, from a
+forkserver where the OS has one: :mod:`course_lib._runtime.rank_start`), or ``torchrun`` from a
+shell (one or several machines), with the same per-rank entry point, :func:`run_rank`.
+
+What ``launch`` takes care of, so that a notebook cell can start a 2-rank run safely:
+
+* bad settings: :func:`check_before_start` refuses them (:class:`ConfigError`, one sentence with
+  the fix) before data is prepared or any process starts;
+* a free port on loopback (or ``MASTER_ADDR``/``MASTER_PORT`` when set, checked first), and what
+  the platform needs before a process group forms (:mod:`course_lib._runtime.portability`);
+* the backend (NCCL when every rank has its own GPU, else gloo) and threads per rank;
+* worker output: each rank writes ``DIR/logs/rank{R}.log`` (it survives a SIGKILL) and the
+  parent prints new lines as they come (:mod:`course_lib._runtime.rank_output`);
+* failure: when a rank raises or dies, :class:`RankFailed` or :class:`RunInterrupted` names the
+  rank (and its traceback or signal), never a hang;
+* one run per directory (:func:`~course_lib._runtime.processes.run_dir_lock`).
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+import warnings
+from collections.abc import Callable
+from datetime import timedelta
+from pathlib import Path
+
+import torch
+import torch.distributed as dist
+
+from course_lib._runtime.portability import (
+    apply_process_group_env,
+    check_kill_modes,
+    check_spawn_safe,
+    choose_port,
+    tcpstore_uses_libuv,
+)
+from course_lib._runtime.processes import hold_process_group, join_ranks, run_dir_lock, run_then_exit
+from course_lib._runtime.rank_output import RankOutput, Reporter
+from course_lib._runtime.rank_start import start_ranks
+from course_lib.checkpoint.faults import EXIT_PREEMPTED
+from course_lib.config import ConfigError, TrainConfig
+from course_lib.ddp.train import Trainer, trainer_for
+from course_lib.watch.monitor import LAUNCHED_ENV
+
+
+class RankFailed(RuntimeError):
+    """A rank raised an exception; the message carries its traceback."""
+
+    def __init__(self, rank: int, detail: str):
+        super().__init__(f"rank {rank} failed:\n{detail}")
+        self.rank = rank
+
+
+class RunInterrupted(RuntimeError):
+    """A rank was ended by a signal or exited non-zero (e.g. preempted with SIGTERM)."""
+
+    def __init__(self, rank: int, exit_code: int | None, signal_name: str | None, step: int, checkpoint: str | None):
+        self.rank, self.exit_code, self.signal_name, self.step, self.checkpoint = rank, exit_code, signal_name, step, checkpoint
+        if signal_name:
+            how = f"was killed by {signal_name}"
+        elif exit_code == EXIT_PREEMPTED:
+            how = "stopped on SIGTERM after saving a checkpoint"
+        else:
+            how = f"exited with code {exit_code}"
+        super().__init__(f"rank {rank} {how} after step {step}; newest valid checkpoint: {checkpoint or 'none'}. "
+                         "Continue with --resume auto.")
+
+
+# --------------------------------------------------------------------------- before anything starts
+def check_before_start(cfg: TrainConfig) -> None:
+    """Refuse settings that would otherwise fail inside the ranks, after data preparation and
+    process start-up, as a traceback per rank. One :class:`ConfigError`, one line, with the fix."""
+    from course_lib import paths
+    from course_lib.config import DATA_SOURCES as SOURCES  # data.sources.SOURCES, without importing datasets (~1 s)
+    from course_lib.ddp.models import MODELS
+
+    problems = []
+    if cfg.model not in MODELS:
+        problems.append(f"--model {cfg.model!r} is not a model here; choose one of {', '.join(MODELS)}")
+    if cfg.data_source not in SOURCES:
+        problems.append(f"--data-source {cfg.data_source!r} is not a source; choose one of {', '.join(SOURCES)}")
+    if cfg.data_source == "path" and not cfg.data_path:
+        problems.append("--data-source path needs --data-path (an aclImdb folder, or a CSV/parquet file with "
+                        "'text' and 'label' columns)")
+    checks = [lambda: paths.output_dir(cfg.run_dir), lambda: _check_trainer(cfg), lambda: _check_resume(cfg)]
+    if cfg.data_path:
+        checks.append(lambda: paths.data_path(cfg.data_path))
+    if cfg.cache_dir:
+        checks.append(lambda: paths.output_dir(cfg.cache_dir, "--cache-dir"))
+    if cfg.kill_at_step:
+        checks.append(lambda: check_kill_modes(cfg.kill_mode))
+    for check in checks:
+        try:
+            check()
+        except ConfigError as err:
+            problems.append(str(err))
+    if problems:
+        raise ConfigError("; ".join(problems))
+
+
+def _check_trainer(cfg: TrainConfig) -> None:
+    why = trainer_for(cfg.reduction).check(cfg)
+    if why:
+        raise ConfigError(why)
+
+
+def _check_resume(cfg: TrainConfig) -> None:
+    """The checkpoint a resume would load: there, valid, and one this run can continue (else the
+    ranks would refuse it after start-up)."""
+    from course_lib.checkpoint.resume import check_fits, saved_config
+    from course_lib.checkpoint.store import CheckpointError, latest_valid, load_part, verify
+
+    if cfg.resume == "none":
+        return
+    if cfg.resume == "auto":
+        path = latest_valid(cfg.run_dir, log=None) if Path(cfg.run_dir).is_dir() else None
+        if path is None:
+            return  # a fresh start: the ranks say so
+    else:
+        path = Path(cfg.resume)
+        if not path.exists():
+            raise ConfigError(f"--resume {path} does not exist; use --resume auto (newest valid checkpoint of "
+                              "--run-dir) or name a checkpoint folder DIR/checkpoints/step-N")
+        if not (path / "manifest.json").exists():
+            newest = latest_valid(path, log=None) if path.is_dir() else None
+            hint = f"--resume {newest}" if newest else "--resume auto with --run-dir set to the run"
+            raise ConfigError(f"--resume {path} is not a checkpoint folder (no manifest.json); use {hint}")
+        ok, reason = verify(path)
+        if not ok:
+            raise ConfigError(f"--resume {path} is not a valid checkpoint ({reason}); use --resume auto to take "
+                              "the newest valid one")
+    try:
+        check_fits(saved_config(load_part(path, "trainer.pt")), cfg, cfg.world_size, str(path))
+    except CheckpointError as err:
+        raise ConfigError(str(err)) from None
+
+
+# --------------------------------------------------------------------------- one rank
+def choose_device(cfg: TrainConfig, local_rank: int) -> torch.device:
+    want = cfg.device
+    if want == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError("device='cuda' was asked for but this machine has no CUDA GPU "
+                           "(torch.cuda.is_available() is False); use --device cpu or auto")
+    if want in ("cuda", "auto") and torch.cuda.is_available():
+        return torch.device("cuda", local_rank % torch.cuda.device_count())
+    return torch.device("cpu")
+
+
+def choose_backend(cfg: TrainConfig, device: torch.device) -> str:
+    if cfg.backend != "auto":
+        if cfg.backend == "nccl" and device.type != "cuda":
+            raise RuntimeError("backend 'nccl' needs CUDA GPUs; on CPU use gloo (or --backend auto)")
+        return cfg.backend
+    return "nccl" if device.type == "cuda" else "gloo"
+
+
+def rank_setup(cfg: TrainConfig, local_rank: int, local_world_size: int, trainer: type[Trainer]) -> tuple:
+    """What a rank settles before its process group: the platform's settings, its threads, its
+    device (one GPU per rank where there are GPUs), the backend and the collectives' timeout."""
+    apply_process_group_env(os.environ.get("MASTER_ADDR", "127.0.0.1"))
+    torch.set_num_threads(trainer.threads_per_rank(cfg, local_world_size))
+    device = choose_device(cfg, local_rank)
+    if device.type == "cuda":
+        torch.cuda.set_device(device)
+    return device, choose_backend(cfg, device), timedelta(seconds=cfg.timeout_s)
+
+
+def run_rank(cfg: TrainConfig, rank: int, world_size: int, local_rank: int, local_world_size: int,
+             report: Reporter, init_method: str = "env://", data_file: str | None = None,
+             trainer: type[Trainer] | None = None) -> dict:
+    """Everything one rank does (the DDP tutorial's ``ddp_setup`` + ``Trainer``): threads, device,
+    process group, training, clean-up. ``trainer``: the class for ``--reduction`` by default."""
+    trainer = trainer or trainer_for(cfg.reduction)
+    device, backend, timeout = rank_setup(cfg, local_rank, local_world_size, trainer)
+    store = _torchrun_store(rank, world_size, timeout)
+    if store is not None:
+        dist.init_process_group(backend, store=store, rank=rank, world_size=world_size, timeout=timeout)
+    else:
+        dist.init_process_group(backend, init_method=init_method, rank=rank, world_size=world_size, timeout=timeout)
+    hold_process_group()
+    try:
+        return trainer(cfg, rank, world_size, device, report, data_file).train()
+    finally:
+        dist.destroy_process_group()
+
+
+def _torchrun_store(rank: int, world_size: int, timeout: timedelta):
+    """Under torchrun, a store whose keys are private to this attempt.
+
+    With the agents' shared store (torchrun's default), every restart reuses one TCPStore, and
+    gloo can read the addresses the previous, killed attempt published there: the restarted
+    ranks then hang in ``init_process_group`` (seen here; cf. pytorch/pytorch#135712). A prefix
+    per ``TORCHELASTIC_RESTART_COUNT`` keeps each attempt's keys apart. Without it
+    (``TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1``, the kit's elastic commands) every round has a store
+    of its own, which rank 0 hosts on a fresh port, and no prefix: the nodes' restart counts
+    differ (a failure counts on its node only), so a prefix by them would part the ranks."""
+    restart = os.environ.get("TORCHELASTIC_RESTART_COUNT")
+    if restart is None or "MASTER_ADDR" not in os.environ:
+        return None
+    agent_hosts = os.environ.get("TORCHELASTIC_USE_AGENT_STORE") == "True"
+    base = dist.TCPStore(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]), world_size,
+                         is_master=not agent_hosts and rank == 0, timeout=timeout, multi_tenant=not agent_hosts,
+                         use_libuv=tcpstore_uses_libuv())
+    return dist.PrefixStore(f"course_lib/attempt-{restart}", base) if agent_hosts else base
+
+
+def _spawned_worker(rank: int, trainer: type[Trainer], cfg_dict: dict, port: int, log_dir: str, data_file: str) -> None:
+    """Entry point of a rank started by :func:`launch`. It lives in the package because a function
+    defined in a notebook cannot be pickled into a new process (``trainer`` travels by name)."""
+    log = open(Path(log_dir) / f"rank{rank}.log", "a", buffering=1)
+    os.dup2(log.fileno(), 1)  # fd-level: tracebacks and C++ warnings land in the log too
+    os.dup2(log.fileno(), 2)
+    sys.stdout = sys.stderr = log
+    cfg = TrainConfig.from_dict(cfg_dict)
+    run_then_exit(lambda: run_rank(cfg, rank, cfg.world_size, rank, cfg.world_size, Reporter(rank, progress=True),
+                                   init_method=f"tcp://127.0.0.1:{port}", data_file=data_file, trainer=trainer))
+
+
+# --------------------------------------------------------------------------- the parent
+def launch(cfg: TrainConfig, quiet: bool = False, on_start: Callable[[list[int]], None] | None = None,
+           launched_at: float | None = None) -> dict:
+    """Train ``cfg`` with one process per rank and return rank 0's summary (notebooks 03-05).
+
+    ``on_start(pids)`` is called once the workers run (the lab uses it for "kill now").
+    ``launched_at`` (default: now) is when this start began, for the restart cost that
+    ``attempts.jsonl`` records (the command line passes its own start time).
+    """
+    launched = repr(launched_at or time.time())  # for these ranks only: a torchrun started later must not read it
+    check_spawn_safe()  # before anything is written (starting the ranks asks again)
+    check_before_start(cfg)
+    with run_dir_lock(cfg.run_dir):
+        return _launch(cfg, quiet, on_start, launched)
+
+
+def _launch(cfg: TrainConfig, quiet: bool, on_start, launched: str) -> dict:
+    from course_lib.checkpoint.store import latest_valid
+    from course_lib.data.prepare import prepare_for
+    from course_lib.watch.monitor import read_ledger
+
+    cores = os.cpu_count() or 1
+    if cfg.world_size > cores and cfg.device != "cuda":
+        warnings.warn(f"world_size {cfg.world_size} > {cores} CPU cores: ranks will share cores and each step "
+                      "will be slower than with fewer ranks (the run is still correct)", stacklevel=3)
+    choose_device(cfg, 0)  # fail here, in the parent, if CUDA is asked for and missing
+    port = choose_port()  # a busy MASTER_PORT is refused before anything is written
+    trainer = trainer_for(cfg.reduction)
+    run_dir = Path(cfg.run_dir)
+    log_dir = run_dir / "logs"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        data = prepare_for(cfg, progress=not quiet)  # errors surface here, once; ranks read the file
+    except (ValueError, TypeError, KeyError, OSError) as err:  # data or tokenizer that cannot be read
+        raise ConfigError(f"cannot prepare the data ({' '.join(str(err).split())[:300]}); check --data-source, "
+                          "--data-path and --tokenizer") from err
+    apply_process_group_env()  # the spawned ranks inherit it
+
+    tail = RankOutput(log_dir, cfg.world_size, quiet)
+    ctx = start_ranks(_spawned_worker, (trainer, cfg.to_dict(), port, str(log_dir), str(data.path)), cfg.world_size,
+                      cfg.start_method, env={LAUNCHED_ENV: launched}, preload=[trainer.__module__])
+    if on_start:
+        on_start(ctx.pids())
+    try:
+        end = join_ranks(ctx, tail.poll, grace_period=10)  # 10 s: what survivors have to save
+    except KeyboardInterrupt:  # a notebook's "interrupt kernel": ask the ranks to save and stop
+        for pid in ctx.pids():
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        deadline = time.time() + cfg.timeout_s
+        while time.time() < deadline and any(p.is_alive() for p in ctx.processes):
+            tail.poll()
+            time.sleep(0.2)
+        raise
+    finally:
+        tail.close()
+    if end is not None and end.error is not None:
+        raise RankFailed(end.rank, end.error)
+    if end is not None:
+        step = max((r["step"] for r in read_ledger(run_dir, end.rank, last_attempt=False)), default=0)
+        newest = latest_valid(run_dir, log=None)
+        raise RunInterrupted(end.rank, end.exit_code, end.signal, step, newest.name if newest else None)
+    return json.loads((run_dir / "final" / "summary.json").read_text())

@@ -1,0 +1,217 @@
+"""Executed editions: every notebook run top to bottom, offline, and written out as HTML with
+its outputs and figures, so a learner on a phone or a teacher preparing slides can read what
+each cell produces without running anything. The same execution gives the per-section run
+times that the notebooks' headers quote (``bench/notebook_times.py``).
+
+``python -m course_lib edition --out editions`` runs both editions with the committed defaults
+(the real thing: about half an hour on 2 cores); ``--small`` runs the tests' small parameters
+(a few minutes). The notebooks in the repository stay without outputs.
+
+Execution uses ``nbclient`` (what ``jupyter nbconvert --execute`` uses) and the parameters
+cell convention of papermill: values are injected in a cell right after the cell tagged
+``parameters``.
+"""
+from __future__ import annotations
+
+import html
+import os
+import re
+import time
+from datetime import datetime
+from pathlib import Path
+
+from course_lib.config import ConfigError
+
+LANGS = ("en", "zh")
+# small parameters: the same real work, shrunk (the notebook tests use them)
+SMALL = {
+    "01_data_cleaning_dedup.ipynb": {"LIMIT": 2000, "PLANTED": 50},
+    "02_tokenization.ipynb": {"N_REVIEWS": 600, "OWN_VOCAB": 1000, "SMALL_VOCAB": 1000},
+    "03_ddp_launch.ipynb": {"BOOK_EPOCHS": 2, "TRAIN_LIMIT": 1200, "EPOCHS": 1, "SCALING_STEPS": 6, "EMBED_DIM": 8},
+    "04_monitoring_checkpoints.ipynb": {"BOOK_EPOCHS": 4, "SAVE_INTERVAL": 2, "TRAIN_LIMIT": 1200, "SAVE_EVERY": 5,
+                                        "START_TENSORBOARD": False, "DRILL_STEPS": 80, "DRILL_MTBF": 10.0, "EMBED_DIM": 8,
+                                        "DRILL_INTERVALS": [20]},
+    "05_interruption_resume.ipynb": {"BOOK_EPOCHS": 3, "BOOK_SAVE_INTERVAL": 2, "BOOK_KILL_AT": 40, "TRAIN_LIMIT": 1200,
+                                     "KILL_AT": 12, "SAVE_EVERY": 5, "CAPSTONE_QUICK": True, "MODES": ["weights-only"],
+                                     "ELASTIC_EPOCHS": 12, "EMBED_DIM": 8},
+}
+
+
+def notebooks_dir() -> Path:
+    """The repository's ``notebooks/`` (the kit is installed from its checkout)."""
+    here = Path(__file__).resolve().parents[2] / "notebooks"
+    if not here.is_dir():
+        raise ConfigError(f"no notebooks folder at {here}: run this from a checkout of the kit (git clone ...)")
+    return here
+
+
+def notebook_paths(langs=LANGS, only: list[str] | None = None, root: Path | None = None) -> list[tuple[str, Path]]:
+    """``(lang, path)`` of every notebook of the given editions (``only``: names or "01"-style prefixes)."""
+    root = root or notebooks_dir()
+    bad = [lang for lang in langs if lang not in LANGS]
+    if bad:
+        raise ConfigError(f"unknown edition {bad[0]!r}; choose from {', '.join(LANGS)}")
+    names = sorted(p.name for p in root.glob("*.ipynb"))
+    if only:
+        chosen = [n for n in names if any(n == o or n.startswith(o) for o in only)]
+        missing = [o for o in only if not any(n == o or n.startswith(o) for n in names)]
+        if missing:
+            raise ConfigError(f"no notebook {missing[0]!r}; the notebooks are {', '.join(n[:2] for n in names)}")
+        names = chosen
+    return [(lang, (root if lang == "en" else root / lang) / n) for lang in langs for n in names]
+
+
+def _inject(nb, parameters: dict) -> None:
+    import nbformat
+
+    if not parameters:
+        return
+    index = next(i for i, c in enumerate(nb.cells) if "parameters" in c.metadata.get("tags", []))
+    source = "# injected parameters\n" + "\n".join(f"{k} = {v!r}" for k, v in parameters.items())
+    cell = nbformat.v4.new_code_cell(source, metadata={"tags": ["injected-parameters"]})
+    nb.cells.insert(index + 1, cell)
+
+
+def execute(path: Path, parameters: dict | None = None, cwd: Path | None = None, timeout: int = 1800):
+    """Run the notebook at ``path`` top to bottom in a fresh kernel started in ``cwd`` (where
+    its runs go and where the widgets read their language) and return it with outputs and
+    per-cell timings. A failing cell raises ``nbclient.exceptions.CellExecutionError``; the
+    notebook object then holds every output up to it."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(str(path), as_version=4)
+    _inject(nb, parameters or {})
+    cwd = Path(cwd or path.parent)
+    cwd.mkdir(parents=True, exist_ok=True)
+    backend = os.environ.pop("MPLBACKEND", None)  # an Agg backend would hide the figures
+    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(cwd)}})
+    try:
+        client.execute()
+    except Exception as err:
+        err.notebook = nb  # what ran up to the failing cell, for the reader to see where it stopped
+        raise
+    finally:
+        if backend is not None:
+            os.environ["MPLBACKEND"] = backend
+    return nb
+
+
+def _when(stamp: str) -> datetime:
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+
+
+def _seconds(cell) -> float:
+    """A cell's run time, from the timestamps nbclient records in its metadata."""
+    timing = cell.get("metadata", {}).get("execution", {})
+    start, end = timing.get("iopub.execute_input"), timing.get("shell.execute_reply")
+    return (_when(end) - _when(start)).total_seconds() if start and end else 0.0
+
+
+SECTION = re.compile(r"^##\s+(.*)$", re.M)
+OPTIONAL = ("Optional deep-dive", "选读")
+
+
+def sections(nb) -> list[dict]:
+    """The notebook cut at its ``##`` headings: each part's title, whether it is optional, its
+    run time (seconds, from the executed cells) and what there is to read (prose words or
+    Chinese characters, code lines, pictures and tables shown)."""
+    parts = [{"title": "(opening)", "optional": False, "run_seconds": 0.0, "words": 0, "cjk": 0, "code_lines": 0,
+              "outputs": 0}]
+    for cell in nb.cells:
+        text = "".join(cell.source) if isinstance(cell.source, list) else cell.source
+        if cell.cell_type == "markdown":
+            m = SECTION.search(text)
+            if m:
+                title = m.group(1).strip()
+                parts.append({"title": title, "optional": title.startswith(OPTIONAL), "run_seconds": 0.0,
+                              "words": 0, "cjk": 0, "code_lines": 0, "outputs": 0})
+            cjk = sum("\u4e00" <= ch <= "\u9fff" for ch in text)
+            parts[-1]["cjk"] += cjk
+            parts[-1]["words"] += len(re.sub(r"[\u4e00-\u9fff]", " ", text).split())
+        else:
+            parts[-1]["run_seconds"] += _seconds(cell)
+            parts[-1]["code_lines"] += len([line for line in text.splitlines() if line.strip()])
+            parts[-1]["outputs"] += sum(o.get("output_type") in ("display_data", "execute_result") for o in cell.get("outputs", []))
+    return parts
+
+
+# reading pace used for the headers' times: prose, code, and a look at each table or figure
+WORDS_PER_MINUTE, CJK_PER_MINUTE, SECONDS_PER_CODE_LINE, SECONDS_PER_OUTPUT = 180, 300, 3, 20
+
+
+def read_seconds(part: dict) -> float:
+    """Estimated reading time of a part: prose at 180 English words or 300 Chinese characters a
+    minute, 3 s per line of code, 20 s to look at each table or figure it shows."""
+    return (60 * part["words"] / WORDS_PER_MINUTE + 60 * part["cjk"] / CJK_PER_MINUTE
+            + SECONDS_PER_CODE_LINE * part["code_lines"] + SECONDS_PER_OUTPUT * part["outputs"])
+
+
+WIDGET = "application/vnd.jupyter.widget-view+json"
+PROGRESS = re.compile(r"\d+%\|")
+STATIC_NOTE = {"en": "(an interactive widget: open the notebook in JupyterLab to use it)",
+               "zh": "（交互控件：在 JupyterLab 中打开 notebook 才能使用）"}
+
+
+def make_static(nb, lang: str) -> None:
+    """A file keeps a widget's first frame only: a progress bar would read "0%" forever and a
+    lab would show its Python repr. Drop the bars; say what the other widgets are."""
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        kept = []
+        for out in cell.get("outputs", []):
+            data = out.get("data", {})
+            if WIDGET in data:
+                if PROGRESS.search(data.get("text/plain", "")):
+                    continue
+                out["data"] = {"text/plain": STATIC_NOTE[lang]}
+            kept.append(out)
+        cell["outputs"] = kept
+
+
+def to_html(nb, title: str) -> str:
+    from nbconvert import HTMLExporter
+
+    exporter = HTMLExporter(template_name="lab")
+    body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
+    return body
+
+
+def build_edition(out: str | Path, langs=LANGS, small: bool = False, only: list[str] | None = None,
+                  progress=print, root: Path | None = None) -> Path:
+    """Execute every chosen notebook (committed defaults, or ``small`` parameters) in
+    ``out/work/<lang>/`` and write ``out/<lang>/<name>.html`` and ``out/index.html``.
+    ``root``: another folder of notebooks laid out as ``notebooks/`` is (the tests' own)."""
+    import nbformat
+    from nbclient.exceptions import CellExecutionError
+
+    out = Path(out)
+    rows, failed = [], []
+    for lang, path in notebook_paths(langs, only, root):
+        t0 = time.perf_counter()
+        progress(f"running {lang}/{path.name} ...")
+        try:
+            nb = execute(path, SMALL.get(path.name) if small else None, cwd=out / "work" / lang)
+        except CellExecutionError as err:  # keep what ran, say where it stopped, go on with the next one
+            nb = err.notebook
+            failed.append(f"{lang}/{path.name}: {str(err).strip().splitlines()[-1][:200]}")
+        nbformat.write(nb, str(out / "work" / lang / path.name))
+        make_static(nb, lang)
+        target = out / lang / path.with_suffix(".html").name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(to_html(nb, path.stem), encoding="utf-8")
+        seconds = time.perf_counter() - t0
+        rows.append((lang, target.relative_to(out).as_posix(), path.stem, seconds))
+        progress(f"  wrote {target} ({seconds:.0f} s)")
+    if failed:
+        raise RuntimeError("these notebooks stopped at an error (their HTML shows where): " + "; ".join(failed))
+    items = "\n".join(f'<li>[{lang}] <a href="{html.escape(href)}">{html.escape(name)}</a> ({s:.0f} s to run)</li>'
+                      for lang, href, name, s in rows)
+    kind = "small parameters" if small else "the committed defaults"
+    index = out / "index.html"
+    index.write_text(f"<!doctype html><meta charset='utf-8'><title>Keeping long training runs alive</title>"
+                     f"<h1>Keeping long training runs alive: executed edition</h1>"
+                     f"<p>Every notebook run top to bottom offline with {kind}, {time.strftime('%Y-%m-%d')}.</p>"
+                     f"<ul>\n{items}\n</ul>\n", encoding="utf-8")
+    return index

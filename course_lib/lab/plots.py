@@ -1,0 +1,207 @@
+"""Matplotlib figures for the notebooks, thin over the readers in ``monitor`` / ``compare``.
+Every function returns the figure, so a test can check it and a notebook just shows it."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from course_lib.watch.monitor import ledger_ranks, read_ledger, read_scalars
+
+
+def histogram(values, title: str, xlabel: str, bins: int = 60, labels=None, clip=None):
+    """One or several histograms on one axis (``values`` a list of arrays when ``labels``)."""
+    fig, ax = plt.subplots(figsize=(7, 3.2))
+    series = values if labels else [values]
+    for v, lab in zip(series, labels or [None]):
+        v = np.asarray(v)
+        ax.hist(np.minimum(v, clip) if clip else v, bins=bins, alpha=0.6, label=lab)
+    ax.set(title=title, xlabel=xlabel, ylabel="count")
+    if labels:
+        ax.legend()
+    fig.tight_layout()
+    return fig
+
+
+def bars(values: dict, title: str, ylabel: str, fmt: str = "{:.2f}"):
+    fig, ax = plt.subplots(figsize=(6, 3.2))
+    names = list(values)
+    rects = ax.bar(names, [values[n] for n in names], color=plt.cm.tab10.colors[: len(names)])
+    ax.bar_label(rects, labels=[fmt.format(values[n]) for n in names])
+    ax.set(title=title, ylabel=ylabel)
+    fig.tight_layout()
+    return fig
+
+
+def stacked_bars(parts: dict[str, dict[str, float]], title: str, xlabel: str = "seconds"):
+    """One horizontal bar per entry of ``parts``, split into its named pieces (same order in each)."""
+    fig, ax = plt.subplots(figsize=(7, 0.7 * len(parts) + 1.4))
+    names = list(parts)
+    left = [0.0] * len(names)
+    for piece in next(iter(parts.values())):
+        widths = [parts[n][piece] for n in names]
+        ax.barh(names, widths, left=left, label=piece)
+        left = [a + b for a, b in zip(left, widths)]
+    for y, total in enumerate(left):
+        ax.text(total, y, f" {total:.3f}", va="center")
+    ax.set(title=title, xlabel=xlabel, xlim=(0, max(left) * 1.15))
+    ax.legend(loc="lower right", fontsize="small")
+    fig.tight_layout()
+    return fig
+
+
+def batch_heatmap(batch: dict, title: str = "a padded batch"):
+    """``input_ids`` (colour = token id, grey = padding) next to the ``attention_mask``."""
+    ids = batch["input_ids"].numpy().astype(float)
+    mask = batch["attention_mask"].numpy()
+    fig, axes = plt.subplots(1, 2, figsize=(10, 2.8), sharey=True)
+    axes[0].imshow(np.where(mask == 1, ids, np.nan), aspect="auto", cmap="viridis", interpolation="nearest")
+    axes[0].set(title=f"{title}: input_ids (blank = padding)", xlabel="position", ylabel="review")
+    axes[1].imshow(mask, aspect="auto", cmap="Greys", vmin=0, vmax=1, interpolation="nearest")
+    axes[1].set(title="attention_mask (black = real token)", xlabel="position")
+    fig.tight_layout()
+    return fig
+
+
+def losses_by_rank(run_dir: str | Path, title: str = "loss on each rank"):
+    """Every rank's own (local) loss and the all-reduced global loss, by step."""
+    fig, ax = plt.subplots(figsize=(7, 3.2))
+    for rank in ledger_ranks(run_dir):
+        rows = read_ledger(run_dir, rank)
+        ax.plot([r["step"] for r in rows], [r["loss"] for r in rows], lw=0.8, alpha=0.8, label=f"rank {rank}")
+    rows = read_ledger(run_dir, 0)
+    ax.plot([r["step"] for r in rows], [r["global_loss"] for r in rows], "k", lw=1.4, label="global (mean)")
+    ax.set(title=title, xlabel="step", ylabel="loss")
+    ax.legend()
+    fig.tight_layout()
+    return fig
+
+
+def scalar_panels(run_dir: str | Path, tags=("train/loss", "train/lr", "train/grad_norm", "train/samples_per_s")):
+    """Curves read back from the TensorBoard event files (what TensorBoard itself shows)."""
+    scalars = read_scalars(run_dir)
+    fig, axes = plt.subplots(1, len(tags), figsize=(3.4 * len(tags), 2.8))
+    for ax, tag in zip(np.atleast_1d(axes), tags):
+        pts = scalars.get(tag, [])
+        ax.plot([s for s, _ in pts], [v for _, v in pts], lw=1)
+        ax.set(title=tag, xlabel="step")
+    fig.tight_layout()
+    return fig
+
+
+def interruption(reference: str | Path, runs: dict, kill_step: int | list[int] | None = None, title: str | None = None):
+    """Global loss of the uninterrupted reference and of each resumed run, with a marker at
+    the kill and one at each run's first divergence."""
+    from course_lib.watch.compare import compare_runs
+
+    fig, ax = plt.subplots(figsize=(8, 3.6))
+    ref = read_ledger(reference, 0)
+    ax.plot([r["step"] for r in ref], [r["global_loss"] for r in ref], "k", lw=2.5, alpha=0.35, label="uninterrupted")
+    for (name, run_dir), color in zip(runs.items(), plt.cm.tab10.colors):
+        rows = read_ledger(run_dir, 0)
+        ax.plot([r["step"] for r in rows], [r["global_loss"] for r in rows], lw=1, color=color, label=name)
+        first = compare_runs(reference, run_dir)["first_divergent_step"]
+        if first is not None:
+            y = next((r["global_loss"] for r in rows if r["step"] == first), None)
+            if y is not None:
+                ax.plot([first], [y], "o", color=color, ms=7, mfc="none", mew=2)
+                ax.annotate(f"parts at {first}", (first, y), textcoords="offset points", xytext=(5, 8), color=color)
+    for step in filter(None, [kill_step] if isinstance(kill_step, int) else kill_step or []):
+        ax.axvline(step, color="red", ls="--", lw=1)
+        ax.text(step, ax.get_ylim()[1], " kill", color="red", va="top")
+    ax.set(title=title or "interrupted vs uninterrupted", xlabel="step", ylabel="global loss")
+    ax.legend()
+    fig.tight_layout()
+    return fig
+
+
+def save_interval_curve(costs, mtbf: float, covered: float = 0.0, measured: list[dict] | None = None,
+                        epoch_steps: int | None = None, title: str | None = None):
+    """Expected wall time against the save interval (:func:`course_lib.beyond.advisor.expected_wall`),
+    its minimum, Young's interval, the textbook's "every 10 epochs" and, when given, the
+    measured runs (median and range of each interval's repetitions). Figure text stays English:
+    it renders the same with any font."""
+    from course_lib.beyond.advisor import advise, expected_wall, young_seconds
+
+    ks = np.unique(np.geomspace(1, max(costs.steps, 2), 400).astype(int))
+    walls = expected_wall(ks, costs, mtbf, covered)
+    best = advise(costs, mtbf, covered)["optimum_steps"]
+    fig, ax = plt.subplots(figsize=(7.5, 3.6))
+    ax.plot(ks, walls, c="C0", label="expected wall time (Daly's exact expectation)")
+    ax.scatter([best], [float(expected_wall(best, costs, mtbf, covered))], c="C0", zorder=3,
+               label=f"optimum: every {best} steps")
+    young = young_seconds(costs.save_blocking_seconds, mtbf / (1 - covered)) / costs.step_seconds
+    ax.axvline(young, c="C2", ls=":", label=f"Young: sqrt(2CM) = {young:.0f} steps")
+    if epoch_steps and 10 * epoch_steps <= costs.steps:
+        k10 = 10 * epoch_steps
+        ax.scatter([k10], [float(expected_wall(k10, costs, mtbf, covered))], marker="s", c="C3", zorder=3,
+                   label=f"textbook: every 10 epochs = {k10} steps")
+    elif epoch_steps:
+        ax.axvline(costs.steps, c="C3", ls="--", label=f"textbook: every 10 epochs ({10 * epoch_steps} steps) "
+                                                       "= only at the end here")
+    if measured:
+        xs = [p["every_steps"] for p in measured]
+        med = np.array([p["median_wall_seconds"] for p in measured])
+        lo = med - np.array([min(p["walls"]) for p in measured])
+        hi = np.array([max(p["walls"]) for p in measured]) - med
+        ax.errorbar(xs, med, yerr=[lo, hi], fmt="o", c="k", capsize=3, label="measured: median, range")
+        if all("predicted_quartiles" in p for p in measured):  # the model's own spread (simulated)
+            pm = np.array([p["predicted_median_wall_seconds"] for p in measured])
+            q = np.array([p["predicted_quartiles"] for p in measured])
+            ax.errorbar(np.array(xs) * 1.12, pm, yerr=[pm - q[:, 0], q[:, 1] - pm], fmt="D", mfc="none", c="C1",
+                        capsize=3, label="predicted: median, quartiles")
+    ax.axhline(costs.restart_seconds + costs.steps * costs.step_seconds + costs.finish_seconds, c="0.6", lw=1,
+               label="no failures, no saves")
+    ax.set(xscale="log", xlabel="save every ... steps", ylabel="wall time to finish (s)",
+           title=title or f"mean time between failures {mtbf:.0f} s, save costs {costs.save_blocking_seconds:.2f} s")
+    top = max([min(float(walls.max()), 4 * float(walls.min()))] + [max(p["walls"]) for p in measured or []])
+    ax.set_ylim(0, top * 1.05)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def lsh_curve(bands: int, rows: int, threshold: float):
+    """The chance that LSH makes two texts of Jaccard similarity ``s`` a candidate pair,
+    ``1 - (1 - s**rows) ** bands``, for the chosen banding and for two extremes of the same
+    signature length: few long bands (few candidates, misses) and many short ones (finds
+    everything, compares too much)."""
+    s = np.linspace(0, 1, 201)
+    fig, ax = plt.subplots(figsize=(6.5, 3.2))
+    n = bands * rows
+    for b, r, style in ((bands, rows, "-"), (1, n, ":"), (n, 1, "--")):
+        ax.plot(s, 1 - (1 - s**r) ** b, style, label=f"{b} bands x {r} rows")
+    ax.axvline(threshold, c="0.5", lw=1)
+    ax.text(threshold, 0.03, f" threshold {threshold}", color="0.4")
+    ax.set(xlabel="Jaccard similarity of two reviews", ylabel="P(become a candidate pair)",
+           title=f"LSH with {n} MinHash values per review")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def elastic_timeline(run_dir):
+    """One panel per node event of a drill (:func:`course_lib.lab.tables.elastic_timeline`): each moment a
+    row, its second a dot, from the node's death (or start) down to the first step after it.
+    Figure text stays English: it renders the same with any font."""
+    from course_lib.lab.tables import elastic_timeline
+
+    table = elastic_timeline(run_dir, lang="en")
+    events = list(dict.fromkeys(table["event"]))
+    sizes = [int((table["event"] == e).sum()) for e in events]
+    fig, axes = plt.subplots(len(events), 1, figsize=(9, 0.32 * sum(sizes) + 1.1 * len(events)), squeeze=False,
+                             gridspec_kw={"height_ratios": sizes})
+    for ax, event in zip(axes[:, 0], events):
+        rows = table[table["event"] == event].reset_index(drop=True)
+        y = list(range(len(rows)))[::-1]
+        ax.hlines(y, 0, rows["seconds"], color="tab:blue", alpha=0.4)
+        ax.plot(rows["seconds"], y, "o", color="tab:blue")
+        for yi, sec in zip(y, rows["seconds"]):
+            ax.annotate(f" {sec:.2f} s", (sec, yi), va="center", fontsize=8)
+        ax.set_yticks(y, rows["moment"], fontsize=8)
+        ax.set_xlim(0, rows["seconds"].max() * 1.15 + 0.05)
+        ax.set_title(event, fontsize=10, loc="left")
+    axes[-1, 0].set_xlabel("seconds since the event")
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,247 @@
+"""The interruption lab: pick where and how to kill a training run, how to resume it, press
+Run, and see the interrupted and uninterrupted curves on one plot.
+
+Every callback is a plain method, so pytest drives the lab exactly as a person does:
+set ``.value`` on the controls, ``.click()`` the buttons, ``wait()`` for the background work.
+"""
+from __future__ import annotations
+
+import dataclasses
+import io
+import threading
+import traceback
+from pathlib import Path
+
+import ipywidgets as W
+import matplotlib.pyplot as plt
+from IPython.display import Image, display
+
+from course_lib.checkpoint.faults import kill
+from course_lib.config import KILL_MODES, REDUCTIONS, RESUME_MODES, TrainConfig
+from course_lib.lab import drills, plots
+from course_lib.lab.i18n import resolve, tr
+from course_lib.lab.tables import format_report
+from course_lib.watch.compare import compare_runs
+
+
+def show_figure(output: W.Output, fig) -> None:
+    """Replace ``output``'s content with ``fig`` as a PNG. ``append_*`` works from a background
+    thread and without a kernel (pytest), unlike ``with output:``."""
+    png = io.BytesIO()
+    fig.savefig(png, format="png", dpi=90)
+    plt.close(fig)
+    output.outputs = ()
+    output.append_display_data(Image(data=png.getvalue()))
+
+
+class InterruptionLab:
+    """Reference run + interrupted-and-resumed run, trained in a background thread."""
+
+    def __init__(self, workdir: str | Path = "runs/lab", train_limit: int = 3000, run_length: int = 40,
+                 save_every_steps: int = 10, lang: str | None = None, **cfg_overrides):
+        self.workdir = Path(workdir)
+        self.lang = lang = resolve(lang)  # labels in the notebook's language (course_lib.i18n)
+        self.base = {**dict(train_limit=train_limit, epochs=2, save_every_steps=save_every_steps, log_every=10_000,
+                            eval_limit=500, warmup_steps=5), **cfg_overrides}
+        self.kill_step = W.IntSlider(value=run_length // 2 + 3, min=2, max=run_length, description=tr("kill at step", lang))
+        self.kill_mode = W.Dropdown(options=KILL_MODES, value="sigkill", description=tr("kill mode", lang))
+        # a long run fails more than once: later kills, each fired once, each resumed from
+        self.more_kills = W.Text(value="", placeholder="e.g. 30, 35", description=tr("then kill at", lang))
+        self.resume_mode = W.Dropdown(options=RESUME_MODES, value="full", description=tr("resume mode", lang))
+        self.world_size = W.Dropdown(options=[2, 1], value=2, description=tr("world size", lang))
+        # a node lost for good: resume on another number of ranks (exact with the invariant reduction)
+        self.resume_on = W.Dropdown(options=[(tr("same ranks", lang), 0), (tr("1 rank", lang), 1),
+                                                       (tr("2 ranks", lang), 2)], value=0, description=tr("resume on", lang))
+        # the chapter's DDP first: with it every piece of state shows (no-rng parts); invariant: exact on any world size
+        self.reduction = W.Dropdown(options=REDUCTIONS, value="ddp", description=tr("reduction", lang))
+        self.run_length = W.IntSlider(value=run_length, min=10, max=200, step=10, description=tr("run length", lang))
+        self.run_button = W.Button(description=tr("Run", lang), button_style="primary", icon="play")
+        self.kill_button = W.Button(description=tr("kill now", lang), button_style="danger", icon="bolt", disabled=True)
+        self.progress = W.IntProgress(value=0, min=0, max=3, description=tr("idle", lang))
+        self.status = W.HTML()
+        self.output = W.Output()
+        self.run_length.observe(self._on_length, names="value")
+        self.run_button.on_click(self._on_run)
+        self.kill_button.on_click(self._on_kill)
+        self.result: dict | None = None
+        self.figure = None
+        self.error: str | None = None
+        self._pids: list[int] = []
+        self._thread: threading.Thread | None = None
+        self.widget = W.VBox([
+            W.HBox([self.kill_step, self.kill_mode, self.more_kills]), W.HBox([self.resume_mode, self.world_size, self.resume_on]), self.reduction,
+            W.HBox([self.run_length, self.run_button, self.kill_button]), W.HBox([self.progress, self.status]),
+            self.output])
+
+    def _ipython_display_(self):
+        display(self.widget)
+
+    # ------------------------------------------------------------------ callbacks
+    def _on_length(self, change) -> None:
+        self.kill_step.max = change["new"]
+        self.kill_step.value = min(self.kill_step.value, change["new"])
+
+    def _on_kill(self, _button=None) -> None:
+        """Send a real SIGKILL to the last rank of the live run."""
+        if self._pids:
+            kill(self._pids[-1], "sigkill")
+            self.status.value = f"{tr('sent SIGKILL to pid', self.lang)} {self._pids[-1]}"
+
+    def _on_run(self, _button=None) -> None:
+        if self._thread and self._thread.is_alive():
+            self.status.value = tr("already running", self.lang)
+            return
+        self.run_button.disabled = True
+        self.error, self.result = None, None
+        self._thread = threading.Thread(target=self._run_safely, daemon=True)
+        self._thread.start()
+
+    def wait(self, timeout: float | None = None) -> InterruptionLab:
+        if self._thread:
+            self._thread.join(timeout)
+        return self
+
+    # ------------------------------------------------------------------ the work
+    def config(self, name: str, **extra) -> TrainConfig:
+        return TrainConfig(run_dir=str(self.workdir / name), world_size=self.world_size.value,
+                           max_steps=self.run_length.value, reduction=self.reduction.value, **{**self.base, **extra})
+
+    def _step(self, text: str) -> None:
+        self.progress.value += 1
+        self.progress.description = tr(text, self.lang)
+
+    def _run_safely(self) -> None:
+        try:
+            self._run()
+        except Exception:  # shown in the lab, kept for tests; a thread must not die silently
+            self.error = traceback.format_exc()
+            self.status.value = f"<pre>{self.error[-2000:]}</pre>"
+        finally:
+            self.run_button.disabled = False
+            self.kill_button.disabled = True
+
+    def _run(self) -> None:
+        self.progress.value = 0
+        self.progress.description = tr("reference run", self.lang)
+        ref = drills.ensure_reference(self.config(
+            f"reference-{self.reduction.value}-ws{self.world_size.value}-n{self.run_length.value}"))
+        self._step("interrupted run")
+        run = self.config("interrupted")
+        self.kill_button.disabled = False
+        self._pids = []
+        steps = run.replace(kill_at_step=f"{self.kill_step.value} {self.more_kills.value}").kill_at_step
+        report = drills.interrupt_and_resume(run, steps, self.kill_mode.value, resume_mode=self.resume_mode.value,
+                                             resume_world_size=self.resume_on.value or None, on_start=self._remember)
+        self._step("done")
+        self.result = compare_runs(ref, run.run_dir)
+        label = f"killed {report['kills']}x ({self.kill_mode.value}), resumed {self.resume_mode.value}"
+        self.figure = plots.interruption(ref, {label: run.run_dir}, steps)
+        self.status.value = f"<b>{tr('identical' if self.result['identical'] else 'different', self.lang)}</b>"
+        self.report_text = "\n".join(report["interruptions"] or [tr("the run finished before the kill step (no interruption)", self.lang)]) \
+            + "\n" + format_report(self.result, self.lang) + "\n"
+        show_figure(self.output, self.figure)
+        self.output.append_stdout(self.report_text)
+
+    def _remember(self, pids: list[int]) -> None:
+        self._pids = pids
+        self.kill_button.disabled = not pids
+
+
+class SaveIntervalExplorer:
+    """Sliders for the mean time between failures, the save cost and the share of failures the
+    survivors' save covers; the expected-wall-time curve of :mod:`course_lib.beyond.advisor` redrawn
+    on each change, with the measured runs of an interval study and the textbook's interval."""
+
+    def __init__(self, study: dict, epoch_steps: int | None = None, lang: str | None = None, show_covered: bool = True):
+        from course_lib.beyond.advisor import Costs
+
+        self.lang = resolve(lang)
+        self.costs = Costs(**study["advice"]["costs"])
+        self.measured = study.get("points")
+        self.measured_mtbf = study["mtbf_seconds"]
+        self.epoch_steps = epoch_steps or study.get("steps_per_epoch")
+        mtbf, cost = study["mtbf_seconds"], self.costs.save_blocking_seconds
+        self.mtbf = W.FloatLogSlider(value=mtbf, base=10, min=0, max=5, step=0.05,
+                                     description=tr("mean time between failures (s)", self.lang),
+                                     style={"description_width": "initial"}, layout=W.Layout(width="480px"))
+        self.save_cost = W.FloatLogSlider(value=cost, base=10, min=-2, max=2, step=0.05,
+                                          description=tr("save cost (s)", self.lang),
+                                          style={"description_width": "initial"}, layout=W.Layout(width="480px"))
+        self.covered = W.FloatSlider(value=0.0, min=0.0, max=0.95, step=0.05, readout_format=".0%",
+                                     description=tr("covered by survivors' save", self.lang),
+                                     style={"description_width": "initial"}, layout=W.Layout(width="480px"))
+        self.answer = W.HTML()
+        self.output = W.Output()
+        for control in (self.mtbf, self.save_cost, self.covered):
+            control.observe(lambda _change: self.update(), names="value")
+        # the share covered is station 5's survivors' save: station 4 shows the explorer without it
+        self.widget = W.VBox([self.mtbf, self.save_cost, *([self.covered] if show_covered else []), self.answer, self.output])
+        self.update()
+
+    @classmethod
+    def from_run(cls, run_dir: str | Path, mtbf: float, steps: int | None = None, **kw) -> SaveIntervalExplorer:
+        """The explorer on one run's own costs (:func:`course_lib.beyond.advisor.measure_costs`), for a
+        run of ``steps`` steps (default: that run's length), without measured points."""
+        from course_lib.beyond.advisor import advise, measure_costs
+        from course_lib.watch.monitor import read_ledger
+
+        costs = measure_costs(run_dir)
+        if steps:
+            costs.steps = steps
+        return cls({"advice": advise(costs, mtbf), "mtbf_seconds": mtbf, "points": None,
+                    "steps_per_epoch": sum(r["epoch"] == 0 for r in read_ledger(run_dir))}, **kw)
+
+    def _ipython_display_(self):
+        display(self.widget)
+
+    def update(self) -> None:
+        from course_lib.beyond.advisor import advise, lost_share
+
+        costs = dataclasses.replace(self.costs, save_blocking_seconds=self.save_cost.value)
+        advice = advise(costs, self.mtbf.value, self.covered.value)
+        self.advice = advice
+        lines = [f"<b>{tr('optimum', self.lang)}</b>: " + tr("every {k} steps, expected loss {loss:.1%} of wall time",
+                                                              self.lang, k=advice["optimum_steps"],
+                                                              loss=advice["expected_lost_share"])]
+        if self.epoch_steps:
+            k10 = min(10 * self.epoch_steps, costs.steps)
+            lines.append(tr("every 10 epochs = {k} steps: expected loss {loss:.1%}", self.lang, k=k10,
+                            loss=float(lost_share(k10, costs, self.mtbf.value, self.covered.value))))
+        self.answer.value = "<br>".join(lines)
+        # the measured points belong to the drill's conditions only
+        same = bool(self.measured) and abs(self.mtbf.value / self.measured_mtbf - 1) < 0.03 \
+            and abs(self.save_cost.value / self.costs.save_blocking_seconds - 1) < 0.03 and self.covered.value == 0
+        self.figure = plots.save_interval_curve(costs, self.mtbf.value, self.covered.value,
+                                                self.measured if same else None, self.epoch_steps)
+        show_figure(self.output, self.figure)
+
+
+class ReviewBox:
+    """Type a review, press the button, read the trained model's answer
+    (:func:`course_lib.predict.load_classifier`: the run's weights, loaded once)."""
+
+    def __init__(self, run_dir: str | Path, lang: str | None = None):
+        from course_lib.predict import load_classifier
+
+        self.lang = resolve(lang)
+        self.classifier = load_classifier(run_dir)
+        self.text = W.Textarea(placeholder=tr("type a review", self.lang), layout=W.Layout(width="600px", height="90px"))
+        self.button = W.Button(description=tr("predict", self.lang), button_style="primary")
+        self.answer = W.HTML()
+        self.result: dict | None = None
+        self.button.on_click(self._on_predict)
+        self.widget = W.VBox([self.text, self.button, self.answer])
+
+    def _ipython_display_(self):
+        display(self.widget)
+
+    def _on_predict(self, _button=None) -> None:
+        if not self.text.value.strip():
+            self.answer.value = tr("type a review", self.lang)
+            return
+        self.result = self.classifier.predict([self.text.value])[0]
+        p = self.result["positive"]
+        color = "#2e7d32" if self.result["label"] == "positive" else "#c62828"
+        self.answer.value = (f"<b style='color:{color}'>{tr(self.result['label'], self.lang)}</b> "
+                             f"({self.result['probability']:.1%}) "
+                             f"<progress value='{p:.3f}' max='1' style='width:200px'></progress>")

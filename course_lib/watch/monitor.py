@@ -1,0 +1,173 @@
+"""Watching a run: TensorBoard event files (rank 0) and the per-step ledger (every rank).
+
+The ledger ``DIR/metrics/rank{R}.jsonl`` is the run's memory: one JSON line per optimizer
+step with the loss, learning rate, gradient norm, a digest of the samples of that step and
+the *attempt* that produced it. Work lost in a crash keeps its lines (attempt 1), the resumed
+run writes the same steps again (attempt 2), and readers take the last attempt per step. That
+is what lets ``compare`` prove that no sample was skipped or repeated.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections import defaultdict
+from pathlib import Path
+
+LAUNCHED_ENV = "COURSE_LIB_LAUNCHED"  # when the launcher of this attempt started (seconds since the epoch)
+
+
+class Ledger:
+    """Append-only JSON lines, flushed per line so a SIGKILL loses at most the current one."""
+
+    def __init__(self, run_dir: str | Path, rank: int):
+        path = Path(run_dir) / "metrics" / f"rank{rank}.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        torn = path.exists() and path.stat().st_size > 0 and _last_byte(path) != b"\n"
+        self._f = open(path, "a", buffering=1)
+        if torn:  # a line cut by a crash: end it, or this attempt's first line would be glued to it
+            self._f.write("\n")
+
+    def write(self, record: dict) -> None:
+        self._f.write(json.dumps(record, sort_keys=True) + "\n")
+
+    def close(self) -> None:
+        self._f.close()
+
+
+def _last_byte(path: Path) -> bytes:
+    with open(path, "rb") as f:
+        f.seek(-1, 2)
+        return f.read(1)
+
+
+def read_jsonl(path: str | Path) -> list[dict]:
+    """The JSON objects of a JSON-lines file, in order; ``[]`` if it does not exist. A line cut
+    by a crash (or still being written) is skipped, not fatal."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    rows = []
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            if line.strip():
+                try:
+                    rows.append(json.loads(line))
+                except json.JSONDecodeError:
+                    continue
+    return rows
+
+
+def read_ledger(run_dir: str | Path, rank: int = 0, last_attempt: bool = True) -> list[dict]:
+    """Ledger lines of one rank, by step. With ``last_attempt`` each step appears once, as
+    written by the latest attempt (what the final model actually saw)."""
+    rows = read_jsonl(Path(run_dir) / "metrics" / f"rank{rank}.jsonl")
+    if not last_attempt:
+        return rows
+    best: dict[int, dict] = {}
+    for r in rows:
+        if r["step"] not in best or r["attempt"] >= best[r["step"]]["attempt"]:
+            best[r["step"]] = r
+    return [best[s] for s in sorted(best)]
+
+
+def fill_ledger_gap(run_dir: str | Path, source: int, target: int, up_to: int) -> int:
+    """Copy into rank ``target``'s ledger the rows of steps up to ``up_to`` it lacks after its
+    last line, from rank ``source``'s. A member that takes over another's place in a re-formed
+    elastic group (the survivor when rank 0 died) needs this: the dead member may have finished
+    a step without writing its line, and rank 0's ledger is what ``compare`` reads. The step's
+    global fields (``global_loss``, ``samples``, ``batch_ids``) are the same on every rank; each
+    copied row says where it came from. Returns the number of rows copied."""
+    have = [r["step"] for r in read_ledger(run_dir, target)]
+    rows = [r for r in read_ledger(run_dir, source) if max(have, default=0) < r["step"] <= up_to]
+    if rows:
+        ledger = Ledger(run_dir, target)
+        for r in rows:
+            ledger.write({**r, "copied_from_rank": source})
+        ledger.close()
+    return len(rows)
+
+
+def next_attempt(run_dir: Path, rank: int, **about) -> int:
+    """Attempt number of this start (1 = first), from ``DIR/attempts.jsonl``. Rank 0 records
+    the start (and when its launcher began, for the restart cost; ``about``: an elastic group's
+    generation, which counts as an attempt of its own); the barrier makes every rank read the
+    same count."""
+    import torch.distributed as dist
+
+    path = run_dir / "attempts.jsonl"
+    if rank == 0:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        launched = os.environ.get(LAUNCHED_ENV)  # set by launch(); absent under torchrun
+        with open(path, "a") as f:
+            f.write(json.dumps({"started": time.time(), "pid": os.getpid(),
+                                "launched": float(launched) if launched else None, **about}) + "\n")
+    dist.barrier()
+    return len(read_attempts(run_dir))
+
+
+def ledger_ranks(run_dir: str | Path) -> list[int]:
+    return sorted(int(p.stem[4:]) for p in (Path(run_dir) / "metrics").glob("rank*.jsonl"))
+
+
+class TensorBoardLogger:
+    """Rank 0's TensorBoard writer. On other ranks every call is a no-op, so the training
+    loop stays free of ``if rank == 0`` around each scalar."""
+
+    def __init__(self, run_dir: str | Path, enabled: bool, hparams: dict | None = None):
+        self.writer = None
+        if enabled:
+            from torch.utils.tensorboard import SummaryWriter
+
+            self.writer = SummaryWriter(log_dir=str(Path(run_dir) / "tb"))
+            if hparams:
+                text = "\n".join(f"| {k} | {v} |" for k, v in sorted(hparams.items()))
+                self.writer.add_text("config", "| key | value |\n|---|---|\n" + text, 0)
+
+    @property
+    def enabled(self) -> bool:
+        return self.writer is not None
+
+    def scalars(self, step: int, **values: float) -> None:
+        if self.writer:
+            for name, value in values.items():
+                if value is not None:
+                    self.writer.add_scalar(name, value, step)
+
+    def event(self, tag: str, text: str, step: int) -> None:
+        if self.writer:
+            self.writer.add_text(tag, text, step)
+
+    def hparams(self, hparams: dict, metrics: dict) -> None:
+        if self.writer:
+            clean = {k: v for k, v in hparams.items() if isinstance(v, (int, float, str, bool))}
+            self.writer.add_hparams(clean, metrics, run_name=".")
+
+    def flush(self) -> None:
+        if self.writer:
+            self.writer.flush()
+
+    def close(self) -> None:
+        if self.writer:
+            self.writer.close()
+
+
+def read_scalars(run_dir: str | Path) -> dict[str, list[tuple[int, float]]]:
+    """Every scalar in ``DIR/tb`` as ``{tag: [(step, value), ...]}``, read back from the event
+    files with TensorBoard's own reader (what the TensorBoard UI shows)."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    latest: dict[str, dict[int, float]] = defaultdict(dict)
+    tb = Path(run_dir) / "tb"
+    for folder in sorted({p.parent for p in tb.rglob("events.out.tfevents.*")}):
+        acc = EventAccumulator(str(folder), size_guidance={"scalars": 0})
+        acc.Reload()  # files in time order: a resumed attempt overwrites the lost one's steps
+        for tag in acc.Tags()["scalars"]:
+            for e in acc.Scalars(tag):
+                latest[tag][e.step] = e.value
+    return {tag: sorted(v.items()) for tag, v in latest.items()}
+
+
+def read_attempts(run_dir: str | Path) -> list[dict]:
+    """``DIR/attempts.jsonl``: one row per start that reached the process group, in order."""
+    return read_jsonl(Path(run_dir) / "attempts.jsonl")

@@ -1,0 +1,68 @@
+"""The package's shape, checked: one-way imports (import-linter's contracts in pyproject.toml),
+the linter, a small top level, and a map whose every name exists."""
+import importlib
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+PACKAGE = REPO / "course_lib"
+BIN = Path(sys.executable).parent
+
+
+def _run(*argv) -> subprocess.CompletedProcess:
+    return subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=120)
+
+
+def test_imports_point_one_way_and_form_no_cycle():
+    """Front doors > teaching > notebook views > beyond the chapter > the core; the core imports
+    neither pandas nor the translations; no cycles among a package's modules."""
+    out = _run(str(BIN / "lint-imports"), "--no-cache")
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
+    assert "0 broken" in out.stdout
+
+
+def test_ruff_finds_nothing():
+    out = _run(sys.executable, "-m", "ruff", "check", "--no-cache", "course_lib", "tests", "bench", "tools", "kit.py")
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
+
+
+def test_the_top_level_is_small():
+    """Modules and folders side by side at the top, besides ``__init__`` and ``__main__``."""
+    modules = [p.name for p in PACKAGE.iterdir() if (p.suffix == ".py" or (p / "__init__.py").exists())
+               and p.stem not in ("__init__", "__main__")]
+    assert len(modules) <= 15, sorted(modules)
+
+
+MAP_ENTRY = re.compile(r"(course_lib(?:\.\w+)+):(\w+(?:\.\w+)?)")
+
+
+def _resolve(module: str, name: str):
+    obj = importlib.import_module(module)
+    for part in name.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+@pytest.mark.parametrize("source", [PACKAGE / "__init__.py", REPO / "docs" / "README.md"], ids=lambda p: p.name)
+def test_every_name_on_the_map_exists(source):
+    text = source.read_text(encoding="utf-8")
+    entries = MAP_ENTRY.findall(text)
+    assert len(entries) >= 15, f"{source} lost its map"
+    missing = []
+    for module, name in entries:
+        try:
+            _resolve(module, name)
+        except (ImportError, AttributeError) as err:
+            missing.append(f"{module}:{name} ({err})")
+    assert not missing, missing
+
+
+def test_the_map_names_each_concept():
+    text = (PACKAGE / "__init__.py").read_text(encoding="utf-8")
+    for concept in ("one rank", "DDP wraps the model", "one optimizer step", "save", "commit", "resume",
+                    "the sampler's position", "a real kill"):
+        assert re.search(rf"^\s+{re.escape(concept)}\s+course_lib\.", text, re.M), concept
