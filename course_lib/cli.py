@@ -17,7 +17,7 @@ import os
 import sys
 import time
 
-from course_lib.config import ConfigError, TrainConfig
+from course_lib.config import REDUCTIONS, ConfigError, TrainConfig
 from course_lib.paths import run_dir
 
 STARTED = time.time()  # a restart's cost begins here: interpreter and imports count
@@ -26,7 +26,9 @@ STARTED = time.time()  # a restart's cost begins here: interpreter and imports c
 def _cmd_pipeline(args) -> int:
     from course_lib.pipeline import run_pipeline
 
-    run_pipeline(run_dir=args.run_dir, quick=args.quick, interrupt=not args.no_interrupt)
+    if args.reduction != "ddp":
+        import course_lib.beyond  # noqa: F401  (registers --reduction invariant)
+    run_pipeline(run_dir=args.run_dir, quick=args.quick, interrupt=not args.no_interrupt, reduction=args.reduction)
     return 0
 
 
@@ -120,7 +122,10 @@ def _cmd_edition(args) -> int:
     from course_lib.paths import output_dir
 
     output_dir(args.out, "--out")
-    index = build_edition(args.out, langs=args.lang, small=args.small, only=args.notebooks)
+    from course_lib.exercises.teacher import solutions_section
+
+    index = build_edition(args.out, langs=args.lang, small=args.small, only=args.notebooks,
+                          appendix=solutions_section if args.teacher else None)
     print(f"executed edition: {index}")
     return 0
 
@@ -208,6 +213,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run-dir", default="runs/pipeline", help="the main job's run directory")
     p.add_argument("--quick", action="store_true", help="a small version for a first try (about half a minute)")
     p.add_argument("--no-interrupt", action="store_true", help="skip the SIGKILL + resume in the middle of training")
+    p.add_argument("--reduction", choices=REDUCTIONS, default="ddp",
+                   help="ddp: DDP's all-reduce, the chapter's; invariant: the kit's world-size-invariant reduction, "
+                        "whose survivors save the last finished step when a rank is killed (course_lib.beyond)")
     TrainConfig.add_arguments(command("train", _cmd_train))
     c = command("compare", _cmd_compare)
     c.add_argument("run_a", help="a run directory")
@@ -232,10 +240,13 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--lang", nargs="+", default=["en", "zh"], choices=["en", "zh"], help="editions to run")
     e.add_argument("--notebooks", nargs="+", metavar="NN", help="only these notebooks, 01 ... 05 (default: all)")
     e.add_argument("--small", action="store_true", help="the tests' small parameters (minutes, not half an hour)")
+    e.add_argument("--teacher", action="store_true",
+                   help="a teacher's edition: each notebook ends with its exercises' reference solutions, labelled")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Used in notebook 04 (§5)."""
     from course_lib.checkpoint.store import CheckpointError
 
     args = build_parser().parse_args(argv)

@@ -56,6 +56,7 @@ def option(default, group: str, help: str, choices: tuple = (), metavar: str = "
 
 @dataclass
 class TrainConfig:
+    """Used in notebook 03 (§4), notebook 04 (opening) and notebook 05 (opening)."""
     run_dir: str = option("runs/default", OUTPUT, "the run's folder: config, ledger, TensorBoard, checkpoints, final model")
     # model and data
     model: str = option("bag", DATA, "bag: word n-grams (seconds on CPU); transformer: small, from scratch; "
@@ -129,6 +130,8 @@ class TrainConfig:
                                   "epoch' bug")
     corrupt_rank: int = option(-1, DATA, "teaching only: this rank trains on random labels (a corrupted shard); "
                                "-1 = none")
+    skip_grad_sync: bool = option(False, DATA, "teaching only: DDP never all-reduces the gradients (each rank trains "
+                                  "alone); the parameter check at the end tells")
     cache_dir: str | None = option(None, DATA, "where prepared tokens are cached; none = $COURSE_LIB_CACHE, else "
                                    "~/.cache/course_lib")
 

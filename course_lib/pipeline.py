@@ -1,6 +1,6 @@
 """The main job: all five stations on IMDB, offline, end to end.
 
-clean + deduplicate -> tokenize -> 2-rank training (the invariant reduction) with TensorBoard and checkpoints ->
+clean + deduplicate -> tokenize -> 2-rank training with DDP (the chapter's) with TensorBoard and checkpoints ->
 a real SIGKILL in the middle of training -> automatic resume from the newest valid
 checkpoint -> held-out evaluation -> a short report and ``DIR/final/summary.json``.
 """
@@ -35,6 +35,7 @@ def pipeline_config(run_dir: str = "runs/pipeline", quick: bool = False, **overr
 
 def run_pipeline(run_dir: str = "runs/pipeline", quick: bool = False, interrupt: bool = True,
                  quiet: bool = False, **overrides) -> dict:
+    """Used in notebook 05 (§6)."""
     t0 = time.perf_counter()
     cfg = pipeline_config(run_dir, quick, **overrides)
     disposable_run_dir(run_dir)  # refused if it holds anything a run does not write: never wipe your files
@@ -95,7 +96,7 @@ def run_pipeline(run_dir: str = "runs/pipeline", quick: bool = False, interrupt:
 
 
 def report_table(summary: dict, lang: str | None = None):
-    """The main job's report (``summary["pipeline"]``) as one table a learner reads."""
+    """The main job's report (``summary["pipeline"]``) as one table a learner reads. Used in notebook 05 (§6)."""
     from course_lib.lab.tables import facts
 
     lang = resolve(lang)

@@ -61,7 +61,7 @@ def test_opening_block_names_the_kind_of_each_claim():
     headings = {c.cell: f"## {i}. x" for i, c in enumerate(chapter.claims_of("01"), start=1)}
     en = chapter.opening_block("01", headings, "en")
     zh = chapter.opening_block("01", headings, "zh")
-    assert "`set(cleaned_data)`" in en and "(run as in the chapter)" in en and "(beyond the chapter)" in en
-    assert "（照原书运行）" in zh and "本章的说法" in zh
+    assert "`set(cleaned_data)`" in en and "(in context)" in en and "(beyond the chapter)" in en and "(confirmed)" in en
+    assert "（已验证）" in zh and "（补上前提）" in zh and "本章的说法" in zh
     with pytest.raises(ValueError, match="not a section heading"):
         chapter.heading_label("just prose", "en")

@@ -1,13 +1,25 @@
 """The executed edition: a notebook run offline top to bottom and written as HTML with its
-outputs and figures embedded; the per-section times the headers quote."""
+outputs and figures embedded; the per-section times the headers quote; no reference solution in
+it, unless it is the teacher's edition."""
 import pytest
 
 from course_lib.lab import edition
 
+SOLUTION_LINE = "start += size - overlap"  # a line of 01.chunk's reference solution
+
+
+def _text(page: str) -> str:
+    """What a reader of the HTML page sees: no tags (code is highlighted token by token), no entities."""
+    import html
+    import re
+
+    return html.unescape(re.sub(r"<[^>]+>", "", page))
+
 
 def _small_notebook(root):
-    """Two sections, the second optional: a figure, a tqdm bar, printed text. The real notebooks
-    run through the same ``execute`` in tests/test_notebooks.py; this one checks the page."""
+    """Two sections, the second optional: a figure, a tqdm bar, printed text, an exercise's
+    solution cell as a learner runs it (a notice, no answer). The real notebooks run through the
+    same ``execute`` in tests/test_notebooks.py; this one checks the page."""
     import nbformat
 
     v4 = nbformat.v4
@@ -16,20 +28,23 @@ def _small_notebook(root):
              v4.new_markdown_cell("## 1. A figure and a bar\nThe curve, then a loop with a progress bar."),
              v4.new_code_cell("import matplotlib.pyplot as plt\nplt.plot([1, 3, 2]);"),
              v4.new_code_cell("from tqdm.auto import tqdm\nfor _ in tqdm(range(N)):\n    pass\nprint('counted to', N)"),
+             v4.new_code_cell("from course_lib.exercises import solution\nsolution('01.chunk')"),
              v4.new_markdown_cell("## Optional deep-dive A · More\nFor those with time."),
              v4.new_code_cell("print(N * 2)")]
     root.mkdir()
-    nbformat.write(v4.new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
-                                                                         "language": "python"}}), str(root / "01_small.ipynb"))
+    kernel = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}
+    nbformat.write(v4.new_notebook(cells=cells, metadata=kernel), str(root / "01_small.ipynb"))
 
 
 @pytest.mark.slow
 def test_a_notebook_becomes_a_readable_html_page(tmp_path):
     _small_notebook(tmp_path / "notebooks")
-    index = edition.build_edition(tmp_path / "ed", langs=("en",), small=True, progress=lambda _: None, root=tmp_path / "notebooks")
+    index = edition.build_edition(tmp_path / "ed", langs=("en",), small=True, progress=lambda _: None,
+                                  root=tmp_path / "notebooks")
     page = (tmp_path / "ed" / "en" / "01_small.html").read_text(encoding="utf-8")
     assert "data:image/png;base64" in page  # the figures travel inside the page
     assert "counted to 3" in page  # a cell's real output
+    assert "one call away" in _text(page) and SOLUTION_LINE not in _text(page) and "def chunk_words" not in _text(page)
     assert "0%|" not in page and "100%|" not in page  # no frozen progress bar
     assert "01_small" in index.read_text(encoding="utf-8")
     parts = edition.sections(__import__("nbformat").read(str(tmp_path / "ed" / "work" / "en" / "01_small.ipynb"), 4))
@@ -62,3 +77,46 @@ def test_static_copy_drops_progress_bars_and_names_widgets():
                            nbformat.v4.new_output("display_data", {"text/plain": "VBox(...)", edition.WIDGET: widget})]
     edition.make_static(nb, "zh")
     assert [o["data"]["text/plain"] for o in nb.cells[0].outputs] == [edition.STATIC_NOTE["zh"]]
+
+
+def test_static_copy_replaces_a_live_tensorboard_frame():
+    """``%tensorboard`` leaves a frame pointing at the kernel's localhost: in a file it would show
+    whatever the reader runs on that port (a directory listing, in one review)."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x")])
+    frame = '<iframe id="tensorboard-frame-1" width="100%" height="800" frameborder="0"></iframe><script>' \
+            'const url = new URL("/", window.location); url.port = 6006;</script>'
+    nb.cells[0].outputs = [nbformat.v4.new_output("display_data", {"text/html": frame, "text/plain": "<IPython...>"})]
+    edition.make_static(nb, "en")
+    assert nb.cells[0].outputs[0]["data"] == {"text/plain": edition.LIVE_NOTE["en"]}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_teachers_edition_ends_each_page_with_its_solutions(tmp_path, monkeypatch, lang):
+    """``--teacher`` (``appendix=solutions_section``): each page ends with a section labelled as the
+    teacher's, holding its notebook's exercises' revealed solutions; the learners' page has none.
+    (The notebook is not executed here: the test of the page above runs a kernel.)"""
+    import nbformat
+
+    from course_lib.exercises.teacher import HEADING, solutions_section
+
+    root = tmp_path / "notebooks"
+    _small_notebook(root)
+    (root / "zh").mkdir()
+    nbformat.write(nbformat.read(str(root / "01_small.ipynb"), 4), str(root / "zh" / "01_small.ipynb"))
+
+    def read_as_executed(path, parameters=None, cwd=None):
+        cwd.mkdir(parents=True, exist_ok=True)
+        return nbformat.read(str(path), 4)
+
+    monkeypatch.setattr(edition, "execute", read_as_executed)
+    for out, appendix in (("learners", None), ("teacher", solutions_section)):
+        edition.build_edition(tmp_path / out, langs=(lang,), progress=lambda _: None, root=root, appendix=appendix)
+    learners = _text((tmp_path / "learners" / lang / "01_small.html").read_text(encoding="utf-8"))
+    teacher = _text((tmp_path / "teacher" / lang / "01_small.html").read_text(encoding="utf-8"))
+    assert SOLUTION_LINE not in learners and HEADING[lang] not in learners
+    assert HEADING[lang] in teacher and SOLUTION_LINE in teacher and "def remove_duplicates" in teacher
+    assert teacher.index(HEADING[lang]) > teacher.index("Optional deep-dive A")  # at the end of the page
+    assert "reference solutions" in _text((tmp_path / "teacher" / "index.html").read_text(encoding="utf-8"))
+    assert solutions_section(nbformat.v4.new_notebook(), lang, "09_none.ipynb") == 0  # no exercise, no section

@@ -66,3 +66,47 @@ def test_the_map_names_each_concept():
     for concept in ("one rank", "DDP wraps the model", "one optimizer step", "save", "commit", "resume",
                     "the sampler's position", "a real kill"):
         assert re.search(rf"^\s+{re.escape(concept)}\s+course_lib\.", text, re.M), concept
+
+
+NOTEBOOKS = REPO / "notebooks"
+
+
+def _called(path: Path) -> set[tuple[str, str]]:
+    """``(module, name)`` of every course_lib function or class a notebook's code cells call."""
+    import json
+
+    aliases, out = {}, set()
+    for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+        if cell["cell_type"] != "code":
+            continue
+        src = "".join(cell["source"])
+        for module, names in re.findall(r"from (course_lib[\w.]*) import ([\w, ]+)", src):
+            for name in (n.strip() for n in names.split(",")):
+                aliases[name] = f"{module}.{name}"
+        for alias, attr in re.findall(r"\b(\w+)\.(\w+)\s*\(", src):
+            if alias in aliases:
+                out.add((aliases[alias], attr))
+        for name in re.findall(r"(?<![.\w])(\w+)\s*\(", src):
+            if name in aliases:
+                out.add(tuple(aliases[name].rsplit(".", 1)))
+    return out
+
+
+@pytest.mark.parametrize("path", sorted(NOTEBOOKS.glob("0*.ipynb")), ids=lambda p: p.name[:2])
+def test_every_function_a_notebook_calls_says_where(path):
+    """d2l's "Defined in", the other way round: the docstring of each public function (or class)
+    a notebook calls names that notebook, so a reader of the package finds the lesson."""
+    import inspect
+
+    number, missing = path.name[:2], []
+    for module, name in sorted(_called(path)):
+        try:
+            obj = getattr(importlib.import_module(module), name)
+        except (ImportError, AttributeError):
+            continue  # a submodule (``tables``) or a method: its own functions are checked where they are called
+        if not (inspect.isfunction(obj) or inspect.isclass(obj)) or not obj.__module__.startswith("course_lib"):
+            continue
+        doc = (inspect.getdoc(obj) or "").lower()
+        if f"notebook {number}" not in doc and "notebooks 01-05" not in doc and "every notebook" not in doc:
+            missing.append(f"{module}.{name}")
+    assert not missing, f"say 'notebook {number}' in the docstring of: {missing}"

@@ -72,7 +72,8 @@ def torchrun_command(cfg: TrainConfig, nnodes: int | str = 1, nproc_per_node: in
                      reform: str = "in-process") -> str:
     """The shell command that runs ``cfg`` under torchrun on ``nnodes`` x ``nproc_per_node``
     ranks (run it on every node with its own ``node_rank``). ``nnodes="1:2"``: an elastic group
-    (see the module docstring), with ``--reduction invariant --resume auto``."""
+    (see the module docstring), with ``--reduction invariant --resume auto``.
+    Used in notebook 03 (§8) and notebook 05 (optional deep-dive B)."""
     env, argv = torchrun_parts(cfg, nnodes, nproc_per_node, node_rank, master_addr, master_port, max_restarts, reform)
     return " ".join(_shell_word(w) for w in [f"{k}={v}" for k, v in env.items()] + argv)
 

@@ -146,7 +146,7 @@ def interval_study(workdir: str | Path, base: TrainConfig, intervals: list[int] 
     under random failures. ``intervals=None`` takes the predicted optimum times ``factors``: too
     often, about right, too rarely. Within one repetition every interval meets the same failure
     times (common random numbers), so the intervals are compared under the same luck;
-    repetitions draw new times."""
+    repetitions draw new times. Used in notebook 04 (optional deep-dive A)."""
     from tqdm.auto import tqdm
 
     workdir = Path(workdir)

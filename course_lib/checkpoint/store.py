@@ -51,6 +51,7 @@ class CheckpointError(RuntimeError):
 
 # --------------------------------------------------------------------------- paths
 def checkpoint_root(run_dir: str | Path) -> Path:
+    """Used in notebook 04 (§4)."""
     return Path(run_dir) / "checkpoints"
 
 
@@ -272,7 +273,7 @@ def verify(path: str | Path) -> tuple[bool, str]:
 
 
 def latest_valid(run_dir: str | Path, log: Callable[[str], None] | None = print) -> Path | None:
-    """The newest checkpoint that verifies; every newer one that does not is reported."""
+    """The newest checkpoint that verifies; every newer one that does not is reported. Used in notebook 04 (§3)."""
     for path in reversed(list_checkpoints(run_dir)):
         ok, reason = verify(path)
         if ok:

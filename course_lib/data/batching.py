@@ -19,6 +19,7 @@ def pad_batch(features: list[dict], pad_id: int, max_length: int | None = None) 
     Pads to the longest member (or to ``max_length`` when given: the pad-to-max baseline);
     ``attention_mask`` is 1 on real tokens and 0 on padding. Other integer keys
     (``label``...) are stacked.
+    Used in notebook 02 (§3).
     """
     if not features:
         raise ValueError("cannot collate an empty batch")
@@ -75,7 +76,7 @@ def padded_share(lengths, batches: list[list[int]]) -> float:
 
 def padding_report(lengths, batch_size: int = 32, max_length: int = 256, seed: int = 0) -> dict:
     """Padded-token share for pad-to-max, dynamic and length-grouped batching (all truncated
-    at ``max_length``), and how much length grouping saves against pad-to-max."""
+    at ``max_length``), and how much length grouping saves against pad-to-max. Used in notebook 02 (§4)."""
     lengths = np.minimum(np.asarray(lengths), max_length)
     rand = random_batches(len(lengths), batch_size, seed)
     pad_to_max = 1.0 - lengths.sum() / (max_length * len(lengths)) if len(lengths) else 0.0

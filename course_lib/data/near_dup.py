@@ -90,7 +90,7 @@ def shingle_hashes(texts: list[str], k: int = 3) -> list[np.ndarray]:
 def lsh_params(threshold: float, num_perm: int, target: float = 0.99) -> tuple[int, int]:
     """(bands, rows): the largest ``rows`` whose ``bands = num_perm // rows`` still find a
     pair of Jaccard ``threshold`` with probability >= ``target``. Larger rows = fewer false
-    candidates to verify."""
+    candidates to verify. Used in notebook 01 (§4)."""
     if not 0.0 < threshold <= 1.0:
         raise ValueError(f"threshold must be in (0, 1], got {threshold}")
     best = (num_perm, 1)
@@ -177,7 +177,8 @@ def find_near_duplicates(
     progress: bool = True,
     max_all_pairs: int = 64,
 ) -> NearDupResult:
-    """Find all pairs of texts whose word-``k``-shingle Jaccard similarity is >= ``threshold``."""
+    """Find all pairs of texts whose word-``k``-shingle Jaccard similarity is >= ``threshold``.
+    Used in notebook 01 (§4)."""
     t0 = time.perf_counter()
     texts = list(texts)
     if not texts:
@@ -228,6 +229,7 @@ def plant_near_duplicates(
 
     Each copy gets ``max(1, edit_rate * words)`` word insertions/deletions, then random case
     changes and punctuation swaps, the edits people make when re-posting a review.
+    Used in notebook 01 (optional deep-dive A).
     """
     rng = np.random.default_rng(seed)
     filler = ["really", "very", "just", "movie", "film", "quite", "so", "honestly"]
@@ -250,7 +252,8 @@ def plant_near_duplicates(
 
 def pair_scores(found: set[tuple[int, int]], planted: list[tuple[int, int]], n_original: int) -> dict:
     """Recall over the planted pairs; precision over found pairs that involve a planted copy
-    (pairs among the original reviews are real near-duplicates, not errors)."""
+    (pairs among the original reviews are real near-duplicates, not errors).
+    Used in notebook 01 (optional deep-dive A)."""
     truth = {tuple(sorted(p)) for p in planted}
     involving = {p for p in found if max(p) >= n_original}
     hit = len(truth & involving)

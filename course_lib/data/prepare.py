@@ -105,7 +105,7 @@ def prepare_imdb(
     progress: bool = True,
 ) -> PreparedData:
     """Load, clean, deduplicate (exact, then near-duplicates in train and train/test leaks),
-    split and tokenize IMDB. Returns (and caches) flat token tensors for both splits."""
+    split and tokenize IMDB. Returns (and caches) flat token tensors for both splits. Used in notebook 02 (§5)."""
     # imported here, not at the top: training ranks only read the cache file (PreparedData.load),
     # and a cache hit needs neither transformers nor datasets (~2 s of imports before each launch)
     from course_lib.data.tokenization import tokenizer_fingerprint

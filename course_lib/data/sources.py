@@ -63,6 +63,7 @@ def clean_text(text: str | bytes) -> str:
     together), entities are unescaped *after* (so ``&lt;b&gt;`` stays visible text), NFKC
     folds look-alike characters (full-width letters, ligatures), and control and invisible
     format characters are dropped before whitespace is collapsed.
+    Used in notebook 01 (§2) and notebook 02 (§2).
     """
     text = _as_text(text)
     text = _BR.sub(" ", text)
@@ -74,7 +75,7 @@ def clean_text(text: str | bytes) -> str:
 
 
 def clean_dataset(ds: Dataset, column: str = "text", num_proc: int | None = None) -> Dataset:
-    """Clean ``column`` of a :class:`datasets.Dataset` with ``map(batched=True)``."""
+    """Clean ``column`` of a :class:`datasets.Dataset` with ``map(batched=True)``. Used in notebook 01 (§2)."""
     if column not in ds.column_names:
         raise KeyError(f"column {column!r} not in dataset (columns: {ds.column_names})")
     return ds.map(
@@ -117,6 +118,7 @@ def exact_dedup(
     ``key`` decides what "the same" means: ``None`` compares the text as stored (the
     IMDB contract: 25,000 -> 24,904); ``clean_text`` also merges copies that differ only in
     markup or spacing.
+    Used in notebook 01 (§3).
     """
     seen: dict[bytes, int] = {}
     keep: list[int] = []
@@ -259,7 +261,7 @@ def _read_hub() -> _Raw:
 
 def raw_reviews(source: str = "offline", path: str | os.PathLike | None = None) -> tuple[list[str], list[int]]:
     """The reviews and labels exactly as the source stores them: before any deduplication,
-    cleaning or splitting (what the notebook's "before" pictures show)."""
+    cleaning or splitting (what the notebook's "before" pictures show). Used in notebook 01 (§3)."""
     raw = _read_path(path) if source == "path" else {"offline": _read_offline, "hub": _read_hub}[source]()
     return raw.texts, raw.labels
 
@@ -289,6 +291,7 @@ def load_imdb(
     ``test_fraction`` is held out. ``limit`` keeps a stratified subset of the deduplicated
     train pool first (for small test runs). ``leakage_check`` runs the near-duplicate finder
     across the split and reports pairs that straddle it.
+    Used in notebook 01 (§1) and notebook 02 (§2).
     """
     if source not in SOURCES:
         raise ValueError(f"unknown source {source!r}; choose one of {SOURCES}")

@@ -29,7 +29,7 @@ def _check_text(text: object) -> str:
 
 def chunk_by_sentence(text: str, max_chars: int = 1000) -> list[Chunk]:
     """Greedy sentence packing: whole sentences are joined until ``max_chars``; a single
-    sentence longer than that is cut on word boundaries by :func:`chunk_fixed`."""
+    sentence longer than that is cut on word boundaries by :func:`chunk_fixed`. Used in notebook 01 (§5)."""
     text = _check_text(text)
     if max_chars < 1:
         raise ValueError(f"max_chars must be >= 1, got {max_chars}")
@@ -64,6 +64,7 @@ def chunk_fixed(text: str, size: int, overlap: int = 0, unit: str = "words") -> 
 
     With ``unit="words"`` a window never splits a word. The last window always reaches the
     end of the text, so the chunks cover the input.
+    Used in notebook 01 (§5).
     """
     text = _check_text(text)
     if size < 1 or not 0 <= overlap < size:
@@ -85,7 +86,8 @@ def chunk_fixed(text: str, size: int, overlap: int = 0, unit: str = "words") -> 
 
 
 def coverage(text: str, chunks: Iterable[Chunk]) -> float:
-    """Share of the text's non-space characters that lie inside some chunk (1.0 = nothing lost)."""
+    """Share of the text's non-space characters that lie inside some chunk (1.0 = nothing lost).
+    Used in notebook 01 (§5)."""
     covered = bytearray(len(text))
     for c in chunks:
         if text[c.start:c.end] != c.text:
@@ -121,6 +123,7 @@ class RuleLabeler:
     ``first``: the first rule (in list order) that matches wins; ``priority``: the matching
     rule with the highest ``priority`` wins (ties: list order); ``vote``: the label with the
     most pattern hits wins (ties: list order). Texts no rule matches get ``default``.
+    Used in notebook 01 (§6).
     """
 
     def __init__(self, rules: Iterable[Rule | tuple], default: str = "Other", policy: str = "first"):
@@ -165,7 +168,7 @@ DEMO_RULES = [
 
 
 def demo_corpus() -> list[str]:
-    """The handwritten demo corpus in ``data/demo_corpus.txt`` (one text per line)."""
+    """The handwritten demo corpus in ``data/demo_corpus.txt`` (one text per line). Used in notebook 01 (§6)."""
     path = Path(__file__).resolve().parents[2] / "data" / "demo_corpus.txt"
     if not path.exists():  # installed without the repo: fall back to the book's sentence
         return ["Machine learning is transforming how we build software."]

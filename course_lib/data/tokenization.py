@@ -88,7 +88,7 @@ def tokenizer_fingerprint(name: str) -> str | None:
 
 def load_tokenizer(name: str = "wordpiece") -> PreTrainedTokenizerFast:
     """``"wordpiece"`` (bert-base-uncased, 30,522), ``"bpe"`` (GPT-2, 50,257), a local folder
-    saved by :func:`train_tokenizer`, or a hub name (needs the network)."""
+    saved by :func:`train_tokenizer`, or a hub name (needs the network). Used in notebook 02 (opening)."""
     from transformers import AutoTokenizer, GPT2TokenizerFast
 
     if name == "wordpiece":
@@ -117,7 +117,7 @@ def train_tokenizer(
 ) -> PreTrainedTokenizerFast:
     """Train a WordPiece (BERT-style, lower-cased) or byte-level BPE (GPT-2-style) vocabulary
     with the ``tokenizers`` library; if ``save_dir`` is given it is saved there and reloaded
-    through ``AutoTokenizer`` (proof that it round-trips)."""
+    through ``AutoTokenizer`` (proof that it round-trips). Used in notebook 02 (§2)."""
     from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
     from transformers import AutoTokenizer, PreTrainedTokenizerFast
 
@@ -172,7 +172,7 @@ def encode_texts(
     tokenizer: PreTrainedTokenizerFast, texts: Iterable[str], max_length: int | None = None
 ) -> dict[str, list[list[int]]]:
     """``input_ids`` + ``attention_mask``, unpadded (padding is the collator's job), truncated
-    to ``max_length`` when given. Calls the Rust backend's ``encode_batch`` directly."""
+    to ``max_length`` when given. Calls the Rust backend's ``encode_batch`` directly. Used in notebook 02 (§3)."""
     backend = tokenizer.backend_tokenizer
     if max_length is not None:
         backend.enable_truncation(max_length)
@@ -188,7 +188,8 @@ def encode_windows(
     tokenizer: PreTrainedTokenizerFast, texts: Iterable[str], max_length: int = 256, stride: int = 64
 ) -> dict[str, list]:
     """Long texts as several overlapping windows (``return_overflowing_tokens``), so nothing
-    has to be thrown away; ``sample`` maps each window back to its text."""
+    has to be thrown away; ``sample`` maps each window back to its text.
+    Used in notebook 02 (optional deep-dive A)."""
     enc = tokenizer(_safe_texts(texts), truncation=True, max_length=max_length, stride=stride,
                     return_overflowing_tokens=True)
     return {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"],

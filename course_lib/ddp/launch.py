@@ -227,6 +227,7 @@ def launch(cfg: TrainConfig, quiet: bool = False, on_start: Callable[[list[int]]
     ``on_start(pids)`` is called once the workers run (the lab uses it for "kill now").
     ``launched_at`` (default: now) is when this start began, for the restart cost that
     ``attempts.jsonl`` records (the command line passes its own start time).
+    Used in notebook 03 (§4) and notebook 04 (§2).
     """
     launched = repr(launched_at or time.time())  # for these ranks only: a torchrun started later must not read it
     check_spawn_safe()  # before anything is written (starting the ranks asks again)

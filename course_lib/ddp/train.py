@@ -111,12 +111,13 @@ class DDPSync:
     during the last backward pass of the step, bucket by bucket, while backward goes on."""
     contiguous, rank_rng = False, True
 
-    def __init__(self, model: torch.nn.Module, device: torch.device, micro_batch: int, bucket_view: bool):
+    def __init__(self, model: torch.nn.Module, device: torch.device, micro_batch: int, bucket_view: bool,
+                 skip: bool = False):
         # gradient_as_bucket_view: the gradients *are* views into DDP's all-reduce buckets, so a
         # step neither copies them (minilm: ~90 MB) into the buckets and back nor reallocates them
         self.model = DDP(model, device_ids=[device.index] if device.type == "cuda" else None,
                          gradient_as_bucket_view=bucket_view)
-        self.micro_batch = micro_batch
+        self.micro_batch, self.skip = micro_batch, skip  # skip: --skip-grad-sync (notebook 03, teaching only)
 
     def run(self, step, indices, batch_of, autocast) -> tuple[float, None]:
         """This rank's share in micro-batches of ``--micro-batch``: gradients accumulate locally
@@ -126,7 +127,7 @@ class DDPSync:
         loss = 0.0
         for i, part in enumerate(parts):
             batch = batch_of(part)
-            with self.model.no_sync() if i < len(parts) - 1 else contextlib.nullcontext(), autocast():
+            with self.model.no_sync() if i < len(parts) - 1 or self.skip else contextlib.nullcontext(), autocast():
                 logits = self.model(batch["input_ids"], batch["attention_mask"])
                 part_loss = F.cross_entropy(logits.float(), batch["label"]) * (len(part) / len(indices))
                 part_loss.backward()  # the last one all-reduces the gradients over the ranks
@@ -190,7 +191,7 @@ class Trainer:
 
     def gradient_sync(self) -> GradientSync:
         """DDP, as the chapter has it (extensions return their own :class:`GradientSync`)."""
-        return DDPSync(self.model, self.device, self.cfg.micro_batch, self.cfg.grad_bucket_view)
+        return DDPSync(self.model, self.device, self.cfg.micro_batch, self.cfg.grad_bucket_view, self.cfg.skip_grad_sync)
 
     @classmethod
     def threads_per_rank(cls, cfg: TrainConfig, local_world_size: int) -> int:

@@ -5,8 +5,13 @@ In a notebook, one call per cell::
     from course_lib.exercises import check, hint, solution, quiz
     check("04.save", save_checkpoint, load_checkpoint)   # pass, or fail with a diagnosis
     hint("04.save")                                      # the next hint, one more each call
-    solution("04.save")                                  # where the reference solution lives, and its source
+    solution("04.save", reveal=True)                     # the reference solution and where it lives
     quiz("04")                                           # the notebook's self-check quiz (ipywidgets)
+
+An answer is shown only when asked for: ``solution(id)`` without ``reveal=True`` says which call
+would show it and how many hints are left, so that running a notebook's cells in order never
+puts the answer above the learner's own. Hints move one step each (the idea, then the API, then
+the shape); none is the whole code.
 
 Every check runs the learner's functions through the kit's real machinery (real reviews, real
 models, real spawned ranks for 03, real processes killed by real signals for 04/05, ``compare``
@@ -47,13 +52,14 @@ def _exercise(exercise_id: str):
 
 def check(exercise_id: str, *functions, seed: int | None = None, lang: str | None = None) -> Result:
     """Run the learner's ``functions`` (in the order the exercise names them) through the real
-    machinery; returns a :class:`Result` (a small table in a notebook; truthy when it passes)."""
+    machinery; returns a :class:`Result` (a small table in a notebook; truthy when it passes).
+    Used in every notebook (exercises)."""
     return run_check(_exercise(exercise_id), functions, seed, i18n.resolve(lang))
 
 
 def hint(exercise_id: str, lang: str | None = None) -> str:
     """The next hint of ``exercise_id`` (one more each call; the last one repeats), shown by the
-    notebook cell that asks for it."""
+    notebook cell that asks for it. Used in every notebook (exercises)."""
     ex, lang = _exercise(exercise_id), i18n.resolve(lang)
     shown = min(_hints_shown.get(exercise_id, 0) + 1, len(ex.hints))
     _hints_shown[exercise_id] = shown
@@ -69,17 +75,34 @@ def solution_of(exercise_id: str) -> tuple:
     return tuple(getattr(module, name) for name in ex.functions)
 
 
-def solution(exercise_id: str, lang: str | None = None) -> str:
-    """Where the reference solution lives, and its source (a notebook shows the functions; the
-    string is the whole module, a runnable answer file); it runs through the same check:
-    ``check(id, *solution_of(id))``."""
+def _hints_left(exercise_id: str) -> tuple[int, int]:
+    """(hints not yet shown, hints in all) of ``exercise_id`` in this kernel."""
+    total = len(_exercise(exercise_id).hints)
+    return total - _hints_shown.get(exercise_id, 0), total
+
+
+def solution(exercise_id: str, reveal: bool = False, lang: str | None = None) -> str:
+    """The reference solution of ``exercise_id``, only when asked for. With ``reveal=True``: where
+    it lives and its source (a notebook shows the functions; the string is the whole module, a
+    runnable answer file), which runs through the same check: ``check(id, *solution_of(id))``.
+    Without it: a notice of the call that reveals it and of the hints left, and nothing of the
+    answer, so that a cell that runs it in order gives nothing away. Used in every notebook (exercises)."""
     ex, lang = _exercise(exercise_id), i18n.resolve(lang)
+    if not reveal:
+        left, total = _hints_left(exercise_id)
+        hints = say(lang, "hint(\"{id}\") gives the next hint ({k} of {n} left)", "hint(\"{id}\") 给出下一条提示"
+                          "（共 {n} 条，还剩 {k} 条）", id=exercise_id, k=left, n=total) if left else say(
+            lang, "You have seen all {n} hints of {id}", "{id} 的 {n} 条提示你都看过了", id=exercise_id, n=total)
+        return Shown(say(lang, "The reference solution of {id} is one call away: solution(\"{id}\", reveal=True). "
+                               "Stuck? {hints}.", "{id} 的参考答案只差一步：solution(\"{id}\", reveal=True)。"
+                               "卡住了？{hints}。", id=exercise_id, hints=hints))
     module = importlib.import_module(ex.solution)
     with tempfile.TemporaryDirectory() as tmp:  # the functions with what they need, as the checks carry them
         sources = write_module(dict(zip(ex.functions, solution_of(exercise_id))), Path(tmp) / "s.py", lang).read_text()
+    where = Path(inspect.getfile(module)).resolve().relative_to(Path(__file__).resolve().parents[2])  # course_lib/...
     head = say(lang, "# reference solution of {id}: {path}\n# run it through the same check: check('{id}', "
                      "*solution_of('{id}'))\n\n", "# {id} 的参考答案：{path}\n# 用同一个检查运行它："
-                     "check('{id}', *solution_of('{id}'))\n\n", id=exercise_id, path=inspect.getfile(module))
+                     "check('{id}', *solution_of('{id}'))\n\n", id=exercise_id, path=where.as_posix())
     text = Shown(head + sources)  # the whole module: a runnable answer file
     text.shown = head + "\n\n".join(inspect.getsource(f) for f in solution_of(exercise_id))  # what a reader needs
     return text

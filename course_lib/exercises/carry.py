@@ -52,15 +52,16 @@ def _source(fn, lang: str) -> str:
                               "lambda 无法送到子进程：请在单元格里用 def 定义", name=name))
     if fn.__code__.co_freevars:
         raise CannotCarry(say(lang, "{name} is defined inside another function (it uses {vars} from there): "
-                                    "define it at the top level of a cell", "{name} 定义在另一个函数内部（用到了那里的 {vars}）："
-                                    "请在单元格的最外层定义它", name=name, vars=", ".join(fn.__code__.co_freevars)))
+                                    "define it at the top level of a cell", "{name} 定义在另一个函数内部（用到了那里的 "
+                                    "{vars}）：请在单元格的最外层定义它", name=name,
+                              vars=", ".join(fn.__code__.co_freevars)))
     try:
         return textwrap.dedent(inspect.getsource(fn))
     except (OSError, TypeError):
         raise CannotCarry(say(lang, "the source of {name} cannot be found (defined with exec, or the cell was "
                                     "deleted): run its cell again, or put it in a .py file next to the notebook",
                               "找不到 {name} 的源代码（用 exec 定义，或单元格已删除）：请重新运行它所在的单元格，"
-                              "或把它写进笔记本旁边的 .py 文件", name=name)) from None
+                              "或把它写进 notebook 旁边的 .py 文件", name=name)) from None
 
 
 def _global_names(code: types.CodeType) -> set[str]:
@@ -101,7 +102,7 @@ def _needs(fn, lang: str, done: set, out: list[str]) -> None:
         else:
             raise CannotCarry(say(lang, "{fn} uses {name} ({kind}) from your notebook, which cannot be sent to the "
                                         "spawned processes: create it inside {fn}, or pass it in",
-                                  "{fn} 用到了笔记本里的 {name}（{kind}），它无法送到子进程：请在 {fn} 内部创建它",
+                                  "{fn} 用到了 notebook 里的 {name}（{kind}），它无法送到子进程：请在 {fn} 内部创建它",
                                   fn=fn.__name__, name=name, kind=type(value).__name__))
         done.add(name)
     out.append(_source(fn, lang))

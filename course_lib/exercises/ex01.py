@@ -47,7 +47,8 @@ def _check_dedup(funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
     if kept_exact:
         raise Fail(say(lang, "kept {k} of {n} exact copies (e.g. #{c} is #{s} again, character for character): compare "
                              "the texts exactly first (a set of the texts seen, as the chapter's set())",
-                       "{n} 条完全相同的副本留下了 {k} 条（例如 #{c} 与 #{s} 一字不差）：先做精确比较（像本章的 set() 那样记下见过的文本）",
+                       "{n} 条完全相同的副本留下了 {k} 条（例如 #{c} 与 #{s} 一字不差）：先做精确比较"
+                       "（像本章的 set() 那样记下见过的文本）",
                        k=len(kept_exact), n=len(exact), c=kept_exact[0], s=copy_of[kept_exact[0]]))
     kept_near = [c for c in copy_of if c in kept and c not in exact]
     if kept_near:
@@ -84,47 +85,62 @@ def _check_chunk(funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
             continue
         if not got or not all(isinstance(c, str) for c in got):
             raise Fail(say(lang, "chunk_words must return a list of chunks, each a string of words; got {g!r}",
-                           "chunk_words 应返回切块列表，每块是由词组成的字符串；实际得到 {g!r}", g=got[:2] if got else got))
+                           "chunk_words 应返回片段列表，每个片段是由词组成的字符串；实际得到 {g!r}",
+                           g=got[:2] if got else got))
         got_words = [c.split() for c in got]
         if any(len(c) > size for c in got_words):
-            raise Fail(say(lang, "review #{r}: a chunk has {n} words, more than size={s}", "影评 #{r}：有一块 {n} 个词，超过了 size={s}",
-                           r=r, n=max(map(len, got_words)), s=size))
+            raise Fail(say(lang, "review #{r}: a chunk has {n} words, more than size={s}",
+                           "影评 #{r}：有一个片段 {n} 个词，超过了 size={s}", r=r, n=max(map(len, got_words)), s=size))
         if any(not c for c in got_words):
             raise Fail(say(lang, "review #{r}: an empty chunk; stop as soon as a chunk reaches the last word",
-                           "影评 #{r}：出现了空块；某一块到达最后一个词就应停止", r=r))
+                           "影评 #{r}：出现了空片段；某个片段到达最后一个词就应停止", r=r))
         covered = sum(len(c) for c in got_words) - overlap * (len(got_words) - 1)
         if got_words and got_words[-1][-1:] != words[-1:]:
             raise Fail(say(lang, "review #{r} ({n} words, size={s}, overlap={o}): the last words are in no chunk (your "
                                  "last chunk ends with {last!r}): keep going until a chunk reaches the last word",
-                           "影评 #{r}（{n} 个词，size={s}，overlap={o}）：最后几个词没有进入任何一块（最后一块以 {last!r} 结尾）："
-                           "要一直切到某一块到达最后一个词", r=r, n=len(words), s=size, o=overlap,
+                           "影评 #{r}（{n} 个词，size={s}，overlap={o}）：最后几个词不在任何片段里（最后一个片段以 "
+                           "{last!r} 结尾）：要一直切分到某个片段到达最后一个词", r=r, n=len(words), s=size, o=overlap,
                            last=" ".join(got_words[-1][-3:])))
         raise Fail(say(lang, "review #{r} ({n} words, size={s}, overlap={o}): your chunks cover {c} words; consecutive "
                              "chunks must share exactly {o} words (the next starts size - overlap = {step} words later)",
-                       "影评 #{r}（{n} 个词，size={s}，overlap={o}）：你的切块共 {c} 个词；相邻两块必须恰好共享 {o} 个词"
-                       "（下一块晚 size - overlap = {step} 个词开始）", r=r, n=len(words), s=size, o=overlap, c=covered,
+                       "影评 #{r}（{n} 个词，size={s}，overlap={o}）：你的片段共覆盖 {c} 个词；相邻两个片段必须恰好"
+                       "共享 {o} 个词（下一个片段晚 size - overlap = {step} 个词开始）", r=r, n=len(words), s=size,
+                       o=overlap, c=covered,
                        step=size - overlap))
     return say(lang, "{n} real reviews chunked (size={s}, overlap={o}): every word covered, overlaps exact",
-               "{n} 条真实影评已切块（size={s}，overlap={o}）：每个词都被覆盖，重叠正好", n=len(reviews), s=size, o=overlap), {}
+               "{n} 条真实影评已切分（size={s}，overlap={o}）：每个词都被覆盖，重叠正好", n=len(reviews), s=size,
+               o=overlap), {}
 
 
 register(Exercise(
     "01.dedup", ("Exact and near-duplicate removal", "精确去重与近似去重"), ("remove_duplicates",), _check_dedup,
-    hints=[("Two passes: first exact copies (a set of texts already seen), then near copies.",
-            "分两步：先去掉完全相同的（记下见过的文本），再去掉近似的。"),
-           ("A near copy differs by a word or two, case and punctuation: lower-case, replace punctuation by spaces, "
-            "split into words, and take the set of 3-word tuples (shingles).", "近似副本只差一两个词、大小写和标点："
-            "转小写，标点换成空格，切成词，取相邻 3 个词组成的集合（shingle）。"),
-           ("Jaccard(A, B) = |A & B| / |A | B|. Keep a review unless its Jaccard with a review already kept is >= 0.8; "
-            "return the kept indices in order.", "Jaccard(A, B) = |A & B| / |A | B|。与已保留影评的 Jaccard >= 0.8 的丢掉，"
-            "其余保留；按顺序返回保留的下标。")],
+    hints=[("Copies come in two kinds: exact ones (the same string) and near ones (a word or two, the case or the "
+            "punctuation changed). Keep the first review of every group of copies, drop the later ones, and "
+            "return the indices you keep, in order.",
+            "副本有两种：完全相同的（同一个字符串），和近似的（改了一两个词、大小写或标点）。每组副本只留第一条，"
+            "丢掉后面的，按顺序返回保留下来的下标。"),
+           ("Exact copies: walk through enumerate(texts) and remember the texts already seen in a set(), as the "
+            "chapter does, but keep the index. Near copies need a comparison that small edits barely move: the "
+            "Jaccard similarity of the reviews' sets of word 3-shingles.",
+            "完全相同的副本：遍历 enumerate(texts)，像本章那样用 set() 记下见过的文本，但要记住下标。近似副本要用"
+            "一种不怕小改动的比较：两条影评的词级 3-shingle 集合的 Jaccard 相似度。"),
+           ("A review's shingles: lower-case it, turn punctuation into spaces (re.sub(r'[^\\w\\s]', ' ', text)), "
+            "split into words, and take the set of tuples of 3 consecutive words. Jaccard(A, B) = "
+            "len(A & B) / len(A | B); a review whose Jaccard with one already kept is >= 0.8 is a copy.",
+            "一条影评的 shingle：转小写，把标点换成空格（re.sub(r'[^\\w\\s]', ' ', text)），切成词，取相邻 3 个词"
+            "组成的元组的集合。Jaccard(A, B) = len(A & B) / len(A | B)；与某条已保留影评的 Jaccard >= 0.8 的就是副本。")],
     solution="course_lib.exercises.solutions.ex01"))
 
 register(Exercise(
-    "01.chunk", ("Chunks that cover the review", "覆盖全文的切块"), ("chunk_words",), _check_chunk,
-    hints=[("Split into words with text.split(); a chunk is ' '.join of a slice of them.",
-            "用 text.split() 切成词；一块就是其中一段切片的 ' '.join。"),
-           ("Chunk k starts at k * (size - overlap).", "第 k 块从 k * (size - overlap) 开始。"),
-           ("Stop right after the chunk that reaches the last word: start + size >= len(words).",
-            "到达最后一个词的那一块切完就停：start + size >= len(words)。")],
+    "01.chunk", ("Chunks that cover the review", "覆盖全文的片段"), ("chunk_words",), _check_chunk,
+    hints=[("A chunk is a window of size words, and consecutive windows share overlap words: each one starts "
+            "size - overlap words after the one before. Keep going until a window reaches the review's last word.",
+            "一个片段是 size 个词的窗口，相邻两个窗口共享 overlap 个词：每个窗口比前一个晚 size - overlap 个词开始。"
+            "一直切分，直到某个窗口到达影评的最后一个词。"),
+           ("text.split() gives the words; the chunk that starts at word start is ' '.join(words[start:start + "
+            "size]).", "text.split() 给出词的列表；从第 start 个词开始的片段是 ' '.join(words[start:start + size])。"),
+           ("Stop right after the chunk that reaches the last word (start + size >= len(words)): one more would "
+            "only repeat words already covered. A review shorter than size is one chunk.",
+            "到达最后一个词的那个片段（start + size >= len(words)）切完就停：再切一个只会重复已经覆盖的词。"
+            "比 size 还短的影评就是一个片段。")],
     solution="course_lib.exercises.solutions.ex01"))

@@ -33,19 +33,21 @@ def _check_collate(funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
                        "批次里没有 {k}：请返回包含 input_ids、attention_mask 和 label 的字典", k=", ".join(missing)))
     wrong_type = [k for k in ("input_ids", "attention_mask", "label") if not isinstance(got[k], torch.Tensor)]
     if wrong_type:
-        raise Fail(say(lang, "{k} must be a torch tensor (dtype torch.long), got {t}", "{k} 必须是 torch 张量（dtype torch.long），"
-                             "实际是 {t}", k=wrong_type[0], t=type(got[wrong_type[0]]).__name__))
+        raise Fail(say(lang, "{k} must be a torch tensor (dtype torch.long), got {t}",
+                       "{k} 必须是 torch 张量（dtype torch.long），实际是 {t}", k=wrong_type[0],
+                       t=type(got[wrong_type[0]]).__name__))
     ids, mask = got["input_ids"], got["attention_mask"]
     lengths = [len(f["input_ids"]) for f in features]
     want = (len(features), max(lengths))
     if tuple(ids.shape) != want or tuple(mask.shape) != want:
         raise Fail(say(lang, "input_ids is {a} and attention_mask {b}; expected {w}: one row per review, padded to the "
                              "longest review of this batch", "input_ids 是 {a}，attention_mask 是 {b}；应为 {w}："
-                             "每条影评一行，填充到本批最长的长度", a=tuple(ids.shape), b=tuple(mask.shape), w=want))
+                             "每条影评一行，填充到本批次最长影评的长度", a=tuple(ids.shape), b=tuple(mask.shape), w=want))
     for row, n in enumerate(lengths):
         if ids[row, :n].tolist() != features[row]["input_ids"]:
             raise Fail(say(lang, "row {r} does not start with review {r}'s tokens: put the tokens first and the padding "
-                                 "after them (right padding)", "第 {r} 行不是以第 {r} 条影评的词元开头：词元在前，填充在后（右填充）", r=row))
+                                 "after them (right padding)", "第 {r} 行不是以第 {r} 条影评的词元开头："
+                                 "词元在前，填充在后（右填充）", r=row))
         if mask[row].tolist() != [1] * n + [0] * (want[1] - n):
             raise Fail(say(lang, "row {r}'s attention_mask is wrong: 1 on its {n} real tokens, 0 on the {p} padding "
                                  "positions", "第 {r} 行的 attention_mask 不对：{n} 个真实词元处为 1，{p} 个填充位置为 0",
@@ -54,7 +56,7 @@ def _check_collate(funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
             raise Fail(say(lang, "row {r} is padded with something other than pad_id={p}", "第 {r} 行填充的不是 pad_id={p}",
                            r=row, p=pad))
     if got["label"].tolist() != [f["label"] for f in features]:
-        raise Fail(say(lang, "label does not follow the reviews' order", "label 的顺序与影评不一致"))
+        raise Fail(say(lang, "label does not follow the reviews' order", "label 的顺序和影评的顺序对不上"))
     # the proof a model gives: each review padded in the batch is predicted as it is alone
     torch.manual_seed(seed)
     for name in ("bag", "transformer"):
@@ -65,11 +67,13 @@ def _check_collate(funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
                 alone = model(torch.tensor([f["input_ids"]]), torch.ones(1, lengths[row], dtype=torch.long))
                 if not torch.allclose(batch[row], alone[0], atol=1e-4):
                     raise Fail(say(lang, "the {m} model's output for review {r} changes when it is padded in your batch "
-                                         "({a} alone, {b} in the batch)", "{m} 模型对第 {r} 条影评的输出，在你的批次里填充后变了"
-                                         "（单独 {a}，批次中 {b}）", m=name, r=row, a=alone[0].tolist(), b=batch[row].tolist()))
+                                         "({a} alone, {b} in the batch)", "{m} 模型对第 {r} 条影评的输出，在你的批次里"
+                                         "填充后变了（单独 {a}，批次中 {b}）", m=name, r=row, a=alone[0].tolist(),
+                                   b=batch[row].tolist()))
     return say(lang, "{k} real reviews of {lo} to {hi} tokens: a real bag model and a transformer predict each one "
-                     "in your padded batch exactly as alone", "{k} 条真实影评（{lo} 到 {hi} 个词元）：真实的 bag 模型和 transformer "
-                     "对你的填充批次中每一条的预测与单独预测完全一样", k=len(features), lo=min(lengths), hi=max(lengths)), {}
+                     "in your padded batch exactly as alone", "{k} 条真实影评（{lo} 到 {hi} 个词元）：真实的 bag 模型和 "
+                     "transformer 对你的填充批次中每一条的预测与单独预测完全一样", k=len(features), lo=min(lengths),
+               hi=max(lengths)), {}
 
 
 def _check_group(funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
@@ -92,8 +96,8 @@ def _check_group(funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
     mine, rand = padded_share(lengths, got), padded_share(lengths, random_batches(len(lengths), size, seed))
     if mine > rand / 2:
         raise Fail(say(lang, "your batches leave {m:.0%} of the tokens as padding, random batches {r:.0%}: put reviews "
-                             "of similar length together", "你的批次里 {m:.0%} 的词元是填充，随机分批是 {r:.0%}：把长度相近的影评放在一起",
-                       m=mine, r=rand))
+                             "of similar length together", "你的批次里 {m:.0%} 的词元是填充，随机组成的批次是 {r:.0%}："
+                             "把长度相近的影评放在一起", m=mine, r=rand))
     means = [sum(lengths[i] for i in b) / len(b) for b in got]
     if means == sorted(means) or means == sorted(means, reverse=True):
         raise Fail(say(lang, "your batches come sorted by length: shuffle the order of the batches, or every epoch is "
@@ -104,25 +108,39 @@ def _check_group(funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
         raise Fail(say(lang, "another seed gives the same batches: use the seed for the shuffles",
                        "换了种子批次却一样：打乱时要用上 seed"))
     return say(lang, "{n} real reviews in batches of {s}: {m:.1%} padding against {r:.1%} for random batches, in a "
-                     "random order", "{n} 条真实影评、每批 {s} 条：填充占 {m:.1%}，随机分批为 {r:.1%}，批次顺序是随机的",
+                     "random order", "{n} 条真实影评、每个批次 {s} 条：填充占 {m:.1%}，随机组成的批次为 {r:.1%}，"
+                     "批次的顺序是随机的",
                n=len(lengths), s=size, m=mine, r=rand), {}
 
 
 register(Exercise(
     "02.collate", ("A collate function with attention_mask", "带 attention_mask 的 collate 函数"), ("collate",),
     _check_collate,
-    hints=[("The batch is a rectangle: len(features) rows, as wide as the longest review of the batch.",
-            "一个批次是 len(features) 行、宽度等于本批最长影评的张量。"),
-           ("Start from torch.full((rows, width), pad_id) and torch.zeros((rows, width)), then copy each review's "
-            "tokens into the start of its row and set its mask to 1 there.", "先建 torch.full((rows, width), pad_id) 和 "
-            "torch.zeros((rows, width))，再把每条影评的词元复制到该行开头，并把这些位置的 mask 设为 1。"),
-           ("Use dtype=torch.long for input_ids, attention_mask and label.", "input_ids、attention_mask 和 label 都用 dtype=torch.long。")],
+    hints=[("A batch is a rectangle: one row per review, as wide as the longest review of this batch (dynamic "
+            "padding). A review's tokens go at the start of its row and padding (pad_id) after them; the mask says "
+            "which positions are which.",
+            "一个批次是一个矩形：每条影评一行，宽度等于本批次最长的影评（动态填充）。影评的词元放在这一行的开头，"
+            "后面是填充（pad_id）；注意力掩码标出哪些位置是哪一种。"),
+           ("torch.full((rows, width), pad_id, dtype=torch.long) is a rectangle of padding to copy the reviews "
+            "into; torch.zeros of the same shape is a mask with nothing real in it yet.",
+            "torch.full((rows, width), pad_id, dtype=torch.long) 是一个全是填充的矩形，把各条影评复制进去；"
+            "同样形状的 torch.zeros 是一个还没有标出任何真实词元的注意力掩码。"),
+           ("For row r with n tokens: input_ids[r, :n] holds the review's ids and attention_mask[r, :n] is 1. "
+            "Return a dict with input_ids, attention_mask and label, all of dtype torch.long.",
+            "第 r 行有 n 个词元：input_ids[r, :n] 放这条影评的编号，attention_mask[r, :n] 设为 1。返回一个包含 "
+            "input_ids、attention_mask 和 label 的 dict，dtype 都是 torch.long。")],
     solution="course_lib.exercises.solutions.ex02"))
 
 register(Exercise(
     "02.group", ("Batches of similar lengths", "长度相近的批次"), ("length_batches",), _check_group,
-    hints=[("Sorting all reviews by length and cutting batches wastes almost no padding, but every epoch is then "
-            "the same order.", "把所有影评按长度排序再切批次，几乎没有填充，但每个 epoch 顺序都一样。"),
-           ("Shuffle first, then sort inside chunks of ~50 batches, then cut.", "先打乱，再在约 50 个批次大小的块内排序，然后切分。"),
-           ("Shuffle the list of batches at the end, with a random.Random(seed).", "最后用 random.Random(seed) 打乱批次列表。")],
+    hints=[("Sorting all reviews by length gives batches with almost no padding, but then every epoch is the same "
+            "order, from short to long. Keep similar lengths together only locally, and let the rest be random.",
+            "把所有影评按长度排序，组成的批次几乎没有填充，但这样每个 epoch 都是同一个顺序，从短到长。"
+            "只在局部把长度相近的放在一起，其余的保持随机。"),
+           ("random.Random(seed) gives a generator of your own: its shuffle(list) changes with the seed, and the "
+            "same seed gives the same batches again.",
+            "random.Random(seed) 给你一个自己的随机数生成器：它的 shuffle(list) 随种子变化，同一个种子给出同样的批次。"),
+           ("Shuffle the indices; sort each slice of about 50 batches' worth by length and cut it into batches; at "
+            "the end, shuffle the list of batches.",
+            "先打乱下标；每次取大约 50 个批次的量，按长度排序后切成批次；最后打乱批次的列表。")],
     solution="course_lib.exercises.solutions.ex02"))

@@ -4,12 +4,15 @@ One real process per attempt (:func:`attempt`, started as a rank is), on the rea
 IMDB data: the ``bag`` model with dropout (so the RNG matters), AdamW with a warm-up + linear
 decay schedule (so the scheduler matters), a shuffled order per epoch that is a pure function
 of (seed, epoch) (so the position in the epoch matters), a save every ``SAVE_EVERY`` steps in
-the middle of epochs. The grader's kills are real: a SIGKILL as a step begins, or a SIGKILL
-inside ``torch.save`` half-way through the learner's file (the bytes written so far stay on disk).
+the middle of epochs. The grader's kills are real SIGKILLs of the attempt's process, at one of
+three moments: as a step begins; inside ``torch.save`` half-way through the file (the bytes
+written so far stay on disk); or at the save's last step, the rename or copy that puts the new
+checkpoint in place (:class:`SaveWatch`: just before a rename, half-way through a copy).
 
 So that a failure can be *named*, the loop writes, at every save, digests of the true state
 (``truth/attempt{A}-step-{N}.json``: model, optimizer, scheduler, RNG, position), and after the learner's
-load the same digests of what was restored (``restored.json``), next to those of fresh objects.
+load the same digests of what was restored (``restored.json``), next to those of fresh objects;
+a kill at the save's last step leaves which call it struck in ``struck.json``.
 """
 from __future__ import annotations
 
@@ -25,7 +28,7 @@ import torch
 import torch.nn.functional as F
 
 EPOCHS, BATCH, SAVE_EVERY, WARMUP, LR, DIM, DROPOUT, SEED = 3, 64, 5, 5, 5e-3, 8, 0.1, 0
-EXIT_LEARNER_ERROR, EXIT_NO_TORCH_SAVE = 5, 6
+EXIT_LEARNER_ERROR, EXIT_NO_TORCH_SAVE, EXIT_NO_COMMIT = 5, 6, 7
 
 
 @dataclass
@@ -37,6 +40,7 @@ class LoopSettings:
     attempt: int = 1
     kill_step: int = 0         # 0 = no kill in this attempt
     kill_mode: str = "sigkill"  # sigkill (as the step begins) | during-save (inside torch.save of that step's save)
+    #                             | during-commit (at that save's last rename or copy onto the checkpoint)
     resume: bool = False
 
 
@@ -71,20 +75,103 @@ def book_style_save(run_dir: str, model, optimizer, scheduler, progress: dict) -
                os.path.join(run_dir, f"model_step_{progress['global_step']}.pth"))
 
 
-class _DyingSave:
-    """``torch.save`` for the one save the grader kills: the real bytes, half of them written to
-    the learner's target and flushed to disk, then SIGKILL, as a crash at that instant leaves it."""
+def die_half_way(data: bytes | memoryview, target) -> None:
+    """Half of ``data`` written to ``target`` (a path or an open binary file) and flushed to disk,
+    then a real SIGKILL of this process: what a crash at that instant leaves."""
+    from course_lib.checkpoint.store import write_half_then
 
-    def __init__(self, real):
-        self.real = real
+    handle = open(target, "wb") if isinstance(target, (str, os.PathLike)) else target
+    try:
+        handle.fileno()
+    except (OSError, ValueError, AttributeError):  # an in-memory buffer: nothing of it reaches the disk
+        handle.write(data[: len(data) // 2])
+        os.kill(os.getpid(), signal.SIGKILL)
+    write_half_then(handle, data, lambda: os.kill(os.getpid(), signal.SIGKILL))
 
-    def __call__(self, obj, f, *args, **kwargs):
-        from course_lib.checkpoint.store import write_half_then
 
-        buf = io.BytesIO()
-        self.real(obj, buf, *args, **kwargs)
-        handle = open(f, "wb") if isinstance(f, (str, os.PathLike)) else f
-        write_half_then(handle, buf.getbuffer(), lambda: os.kill(os.getpid(), signal.SIGKILL))
+COPIES = {"shutil.copyfile", "shutil.copy", "shutil.copy2"}  # the other watched calls besides torch.save are renames
+
+
+class SaveWatch:
+    """The calls that can put a checkpoint on disk, watched while the learner's save runs:
+    ``torch.save``, a rename (``os.replace``, ``os.rename``, ``shutil.move``) and a copy
+    (``shutil.copyfile``, ``copy``, ``copy2``). They are wrapped once for the whole process, before
+    the learner's module is imported, so that ``from os import replace`` gets the wrapper too;
+    outside a save they pass through. Each save's outermost calls are recorded (a ``shutil.move``
+    that renames through ``os.rename`` is one call), so the grader can strike at a chosen one:
+
+    * ``"serialise"``: the first ``torch.save``; half the bytes on disk, then SIGKILL;
+    * ``"commit"``: the rename or copy that the previous save used last to put its file on the
+      checkpoint's path (a save's last step): SIGKILL just before a rename, or half the
+      destination written by a copy, then SIGKILL.
+
+    Before a commit kill, ``struck.json`` in the run directory names the call and its paths.
+    """
+
+    def __init__(self, run_dir: str):
+        import shutil
+
+        self.run_dir, self.path = run_dir, None
+        self.calls: list[tuple[str, str]] | None = None  # (call, destination) of the save being watched
+        self.previous: list[tuple[str, str]] = []        # the same, of the last save that finished
+        self.depth, self.strike, self.commit_index = 0, None, None
+        targets = [(torch, "save", "torch.save")] + [(os, n, f"os.{n}") for n in ("replace", "rename")] + \
+                  [(shutil, n, f"shutil.{n}") for n in ("move", "copyfile", "copy", "copy2")]
+        posix = sys.modules.get(os.name)  # os.replace is posix.replace: a notebook's `replace` is carried from there
+        for module, name, label in targets:
+            wrapped = self._wrap(getattr(module, name), label)
+            setattr(module, name, wrapped)
+            if module is os and posix is not None and getattr(posix, name, None) is not None:
+                setattr(posix, name, wrapped)
+
+    def begin(self, path: str, strike: str | None) -> None:
+        """Watch the save onto ``path`` that starts now; ``strike``: ``None``, ``"serialise"`` or ``"commit"``."""
+        self.path, self.calls, self.strike = os.path.abspath(path), [], strike
+        onto = [i for i, (_, dst) in enumerate(self._commits(self.previous)) if dst == self.path]
+        self.commit_index = onto[-1] if onto else None
+
+    def end(self) -> list[tuple[str, str]]:
+        """The save has returned: its calls, in order."""
+        self.previous, self.calls, self.strike = self.calls, None, None
+        return self.previous
+
+    @staticmethod
+    def _commits(calls: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        return [c for c in calls if c[0] != "torch.save"]
+
+    def _strike(self, label: str, real, args: tuple, kwargs: dict) -> None:
+        """Record one outermost call of the watched save; the grader's kill, if it is the one."""
+        if label == "torch.save":
+            self.calls.append((label, ""))
+            if self.strike == "serialise" and sum(c == label for c, _ in self.calls) == 1:
+                obj, target = args[0] if args else kwargs["obj"], args[1] if len(args) > 1 else kwargs["f"]
+                buf = io.BytesIO()
+                real(obj, buf, *args[2:], **{k: v for k, v in kwargs.items() if k not in ("obj", "f")})
+                die_half_way(buf.getbuffer(), target)
+            return
+        src = os.fspath(args[0] if args else kwargs["src"])
+        dst = os.fspath(args[1] if len(args) > 1 else kwargs["dst"])
+        if label in ("shutil.move", "shutil.copy", "shutil.copy2") and os.path.isdir(dst):
+            dst = os.path.join(dst, os.path.basename(src))  # as these three do
+        index = len(self._commits(self.calls))
+        self.calls.append((label, os.path.abspath(dst)))
+        if self.strike == "commit" and index == self.commit_index:
+            Path(self.run_dir, "struck.json").write_text(json.dumps({"call": label, "src": src, "dst": dst}))
+            if label in COPIES:
+                die_half_way(Path(src).read_bytes(), dst)
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    def _wrap(self, real, label: str):
+        def call(*args, **kwargs):
+            if self.calls is None or self.depth:
+                return real(*args, **kwargs)
+            self._strike(label, real, args, kwargs)
+            self.depth += 1
+            try:
+                return real(*args, **kwargs)
+            finally:
+                self.depth -= 1
+        return call
 
 
 def _functions(s: LoopSettings):
@@ -121,13 +208,14 @@ def run(s: LoopSettings) -> None:
     model = build_model("bag", data.info["tokenizer"]["vocab_size"], dim=DIM, dropout=DROPOUT)
     optimizer = torch.optim.AdamW(model.parameters(), lr=LR)
     scheduler = linear_schedule(optimizer, WARMUP, total)
+    watch = SaveWatch(s.run_dir)  # before the learner's module is imported: its `from os import replace` is watched too
     fns = _functions(s)
     progress = {"epoch": 0, "step_in_epoch": 0, "global_step": 0}
     if s.resume:
         fresh = state_digests(model, optimizer, scheduler, None)
         try:
             restored = (fns.load_checkpoint(str(run_dir / "checkpoint.pt"), model, optimizer, scheduler)
-                        if s.exercise == "04" else fns.resume_training(str(run_dir), model, optimizer, scheduler))
+                        if s.exercise == "04" else fns.resume_training(model, optimizer, str(run_dir), scheduler))
             now = state_digests(model, optimizer, scheduler, restored)
         except Exception as err:
             _learner_error(s, err)
@@ -158,32 +246,35 @@ def run(s: LoopSettings) -> None:
                           "lr": scheduler.get_last_lr()[0], "samples": sample_digest(sample_ids),
                           "sample_ids": sample_ids, "batch_ids": sample_ids, "attempt": s.attempt})
             if global_step % SAVE_EVERY == 0:
-                _save(s, fns, model, optimizer, scheduler, dict(progress))
+                _save(s, fns, watch, model, optimizer, scheduler, dict(progress))
     ledger.close()
     (run_dir / "final").mkdir(exist_ok=True)
     (run_dir / "final" / "summary.json").write_text(json.dumps({"parameter_sha256": parameter_digest(model),
                                                                 "steps": progress["global_step"]}))
 
 
-def _save(s: LoopSettings, fns, model, optimizer, scheduler, progress: dict) -> None:
+def _save(s: LoopSettings, fns, watch: SaveWatch, model, optimizer, scheduler, progress: dict) -> None:
     step = progress["global_step"]
     truth = state_digests(model, optimizer, scheduler, progress)
     Path(s.run_dir, "truth", f"attempt{s.attempt}-step-{step}.json").write_text(json.dumps(truth))
-    dying = s.kill_mode == "during-save" and s.kill_step == step
-    real = torch.save
-    if dying:
-        torch.save = _DyingSave(real)
+    dying = s.kill_step == step and s.kill_mode in ("during-save", "during-commit")
+    path = Path(s.run_dir) / "checkpoint.pt"
+    watch.begin(str(path), ({"during-save": "serialise", "during-commit": "commit"}[s.kill_mode]) if dying else None)
     try:
         if s.exercise == "04":
-            fns.save_checkpoint(str(Path(s.run_dir) / "checkpoint.pt"), model, optimizer, scheduler, progress)
+            fns.save_checkpoint(str(path), model, optimizer, scheduler, progress)
         else:
             book_style_save(s.run_dir, model, optimizer, scheduler, progress)
     except Exception as err:
         _learner_error(s, err)
     finally:
-        torch.save = real
-    if dying:  # the save returned: it never called torch.save, so the kill could not strike inside it
+        watch.end()
+    if dying and s.kill_mode == "during-save":  # the save returned: no torch.save, so no kill inside one
         sys.exit(EXIT_NO_TORCH_SAVE)
+    if dying:  # during-commit, and the save returned
+        if watch.commit_index is None:  # its file reached the path without a rename or copy onto it
+            sys.exit(EXIT_NO_COMMIT)
+        os.kill(os.getpid(), signal.SIGKILL)  # fewer renames than the save before: killed as it returns
     if state_digests(model, optimizer, scheduler, progress) != truth:
         Path(s.run_dir, "save_changed_state.txt").write_text(f"step {step}")
 
@@ -205,5 +296,6 @@ def attempt(settings_file: str) -> None:
 def half_write(source: str, target: str) -> None:
     """A process that a real SIGKILL stops half-way through ``torch.save`` of ``source``'s state
     to ``target`` (05.newest's broken newest file)."""
-    state = torch.load(source, weights_only=True)
-    _DyingSave(torch.save)(state, target)
+    buf = io.BytesIO()
+    torch.save(torch.load(source, weights_only=True), buf)
+    die_half_way(buf.getbuffer(), target)

@@ -5,14 +5,16 @@ resume-mode study and the chaos drill in ``bench/`` are loops over it.
 """
 from __future__ import annotations
 
+import json
 import random
+import re
 import shutil
 import time
 from pathlib import Path
 
 from course_lib.checkpoint.faults import fired_kills
 from course_lib.config import ConfigError, TrainConfig
-from course_lib.ddp.launch import RunInterrupted, launch
+from course_lib.ddp.launch import RankFailed, RunInterrupted, launch
 from course_lib.lab import references
 from course_lib.lab.tables import interruption
 from course_lib.watch.compare import compare_runs
@@ -24,7 +26,8 @@ UNPLANNED_KILLS = 5  # interruptions beyond the plan that interrupt_and_resume s
 def ensure_reference(cfg: TrainConfig) -> Path:
     """The uninterrupted run of ``cfg`` in ``cfg.run_dir``: trained once per settings, then
     copied from the cache (:mod:`course_lib.lab.references`). A finished run already in the
-    folder with other settings (a notebook rerun after a parameter changed) is never reused."""
+    folder with other settings (a notebook rerun after a parameter changed) is never reused.
+    Used in notebook 05 (optional deep-dive B)."""
     settings = {k: v for k, v in cfg.to_dict().items() if k not in ("run_dir", "cache_dir")}
     if references.reuse(cfg.run_dir, settings, lambda: launch(cfg, quiet=True), root=cfg.cache_dir):
         cfg.save(Path(cfg.run_dir) / "config.json")  # the copy names its own folder
@@ -46,7 +49,7 @@ def interrupt_and_resume(cfg: TrainConfig, kill_at_step: int | list[int], kill_m
                          kill_rank: int | list[int] | None = None, resume_mode: str = "full",
                          resume_world_size: int | None = None, on_start=None) -> dict:
     """Train ``cfg`` with real kills (one per step in ``kill_at_step``), resuming automatically
-    after each, until the run finishes; report what happened."""
+    after each, until the run finishes; report what happened. Used in notebook 05 (§5)."""
     shutil.rmtree(cfg.run_dir, ignore_errors=True)
     planned = cfg.replace(kill_at_step=kill_at_step, kill_mode=kill_mode,
                           kill_rank=cfg.world_size - 1 if kill_rank is None else kill_rank)
@@ -79,7 +82,7 @@ def interrupt_and_resume(cfg: TrainConfig, kill_at_step: int | list[int], kill_m
 
 def resume_mode_study(workdir: str | Path, base: TrainConfig, kill_at_step: int,
                       modes=("full", "weights-only", "no-rng", "epoch-start")) -> dict:
-    """The reference run, then one killed-and-resumed run per resume mode, each compared."""
+    """The reference run, then one killed-and-resumed run per resume mode, each compared. Used in notebook 05 (§3)."""
     workdir = Path(workdir)
     ref = ensure_reference(base.replace(run_dir=str(workdir / "reference")))
     out = {"reference": str(ref), "kill_at_step": kill_at_step, "runs": {}}
@@ -92,7 +95,8 @@ def resume_mode_study(workdir: str | Path, base: TrainConfig, kill_at_step: int,
 
 def acceptance_table(study: dict, lang: str | None = None):
     """The chapter's acceptance test (:func:`course_lib.watch.compare.acceptance_test`) applied to
-    every resume of a :func:`resume_mode_study`, beside what ``compare`` says of the same run."""
+    every resume of a :func:`resume_mode_study`, beside what ``compare`` says of the same run.
+    Used in notebook 05 (§3)."""
     import pandas as pd
 
     from course_lib.lab.i18n import resolve, tr
@@ -130,7 +134,7 @@ def world_size_study(workdir: str | Path, base: TrainConfig, world_sizes=(1, 2, 
     """One config trained on 1, 2 and 4 ranks, with DDP's all-reduce and with the invariant
     reduction; each run compared with the 1-rank run of the same reduction. A table: one row
     per (reduction, world size). More ranks than cores is slow but correct, and said here, so
-    the launcher's warning about it is not shown."""
+    the launcher's warning about it is not shown. Used in notebook 03 (optional deep-dive A)."""
     import warnings
 
     import pandas as pd
@@ -193,7 +197,7 @@ def chaos_drill(workdir: str | Path, base: TrainConfig, kills: int = 20, seed: i
 
 def damage(path: str | Path, how: str = "flip") -> Path:
     """Damage a checkpoint's model file on purpose (``flip`` one byte or ``truncate`` it), for
-    the corruption demo: ``verify`` must flag it and ``latest_valid`` must fall back."""
+    the corruption demo: ``verify`` must flag it and ``latest_valid`` must fall back. Used in notebook 04 (§5)."""
     f = Path(path) / "model.pt"
     data = bytearray(f.read_bytes())
     if how == "flip":
@@ -204,3 +208,30 @@ def damage(path: str | Path, how: str = "flip") -> Path:
         raise ValueError(f"how must be 'flip' or 'truncate', got {how!r}")
     f.write_bytes(bytes(data))
     return f
+
+
+def sync_claim(workdir: str | Path, base: TrainConfig, synced: str | Path | None = None) -> dict:
+    """The chapter's reading "close losses falling together mean the gradient sync works",
+    tested (notebook 03, "Is the gradient sync working?"): a 2-rank run with DDP (``synced``: a
+    finished one, else trained here) beside the same run with its gradients never all-reduced
+    (``skip_grad_sync``: each rank trains its own model). Both runs' losses fall, close together;
+    only the check at the end that every rank holds the same parameters tells them apart.
+    Returns, per run, its folder and that check's verdict (a table: :func:`course_lib.lab.tables.sync_claim`)."""
+    if synced is None:
+        synced = base.replace(run_dir=str(Path(workdir) / "ddp"), reduction="ddp").run_dir
+        shutil.rmtree(synced, ignore_errors=True)
+        launch(base.replace(run_dir=synced, reduction="ddp"), quiet=True)
+    digest = json.loads((Path(synced) / "final" / "summary.json").read_text())["parameter_sha256"]
+    alone = base.replace(run_dir=str(Path(workdir) / "unsynced"), reduction="ddp", skip_grad_sync=True)
+    shutil.rmtree(alone.run_dir, ignore_errors=True)
+    try:
+        launch(alone, quiet=True)
+        agree, check = True, "every rank holds the same parameters"
+    except RankFailed as err:  # the end-of-run check found the ranks' parameters apart, as it must
+        found = re.search(r"ranks ended with different parameters: (rank \d+ vs rank \d+: \d+ tensor\(s\) differ)", str(err))
+        if found is None:
+            raise
+        agree, check = False, found.group(1)
+    return {"synchronised (DDP)": {"run_dir": str(synced), "parameters_agree": True,
+                                   "check": f"sha256 {digest[:12]} on every rank"},
+            "never synchronised": {"run_dir": alone.run_dir, "parameters_agree": agree, "check": check}}

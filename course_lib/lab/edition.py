@@ -5,7 +5,10 @@ times that the notebooks' headers quote (``bench/notebook_times.py``).
 
 ``python -m course_lib edition --out editions`` runs both editions with the committed defaults
 (the real thing: about half an hour on 2 cores); ``--small`` runs the tests' small parameters
-(a few minutes). The notebooks in the repository stay without outputs.
+(a few minutes). The notebooks in the repository stay without outputs. The edition holds no
+reference solution (a notebook only names the call that reveals one); ``--teacher`` appends
+each notebook's, in a section labelled as the teacher's (an ``appendix`` of
+:func:`build_edition`: :func:`course_lib.exercises.teacher.solutions_section`).
 
 Execution uses ``nbclient`` (what ``jupyter nbconvert --execute`` uses) and the parameters
 cell convention of papermill: values are injected in a cell right after the cell tagged
@@ -132,7 +135,8 @@ def sections(nb) -> list[dict]:
         else:
             parts[-1]["run_seconds"] += _seconds(cell)
             parts[-1]["code_lines"] += len([line for line in text.splitlines() if line.strip()])
-            parts[-1]["outputs"] += sum(o.get("output_type") in ("display_data", "execute_result") for o in cell.get("outputs", []))
+            parts[-1]["outputs"] += sum(o.get("output_type") in ("display_data", "execute_result")
+                                        for o in cell.get("outputs", []))
     return parts
 
 
@@ -151,11 +155,16 @@ WIDGET = "application/vnd.jupyter.widget-view+json"
 PROGRESS = re.compile(r"\d+%\|")
 STATIC_NOTE = {"en": "(an interactive widget: open the notebook in JupyterLab to use it)",
                "zh": "（交互控件：在 JupyterLab 中打开 notebook 才能使用）"}
+LIVE_SERVER = re.compile(r"<iframe|localhost:\d+|window\.location", re.I)  # a frame of a server running beside the kernel
+LIVE_NOTE = {"en": "(TensorBoard ran live here, beside the kernel; the panels below are the same curves, read back "
+                   "from the run's event files)",
+             "zh": "（这里原本是在内核旁边实时运行的 TensorBoard；下面的面板就是同样的曲线，从这次训练的事件文件里读回来的）"}
 
 
 def make_static(nb, lang: str) -> None:
     """A file keeps a widget's first frame only: a progress bar would read "0%" forever and a
-    lab would show its Python repr. Drop the bars; say what the other widgets are."""
+    lab would show its Python repr. Drop the bars; say what the other widgets are. A live
+    server's frame (TensorBoard's) would show the reader's own localhost: say what was there."""
     for cell in nb.cells:
         if cell.cell_type != "code":
             continue
@@ -166,6 +175,8 @@ def make_static(nb, lang: str) -> None:
                 if PROGRESS.search(data.get("text/plain", "")):
                     continue
                 out["data"] = {"text/plain": STATIC_NOTE[lang]}
+            elif LIVE_SERVER.search(str(data.get("text/html", "")) + str(data.get("application/javascript", ""))):
+                out["data"] = {"text/plain": LIVE_NOTE[lang]}
             kept.append(out)
         cell["outputs"] = kept
 
@@ -179,10 +190,14 @@ def to_html(nb, title: str) -> str:
 
 
 def build_edition(out: str | Path, langs=LANGS, small: bool = False, only: list[str] | None = None,
-                  progress=print, root: Path | None = None) -> Path:
+                  progress=print, root: Path | None = None, appendix=None) -> Path:
     """Execute every chosen notebook (committed defaults, or ``small`` parameters) in
     ``out/work/<lang>/`` and write ``out/<lang>/<name>.html`` and ``out/index.html``.
-    ``root``: another folder of notebooks laid out as ``notebooks/`` is (the tests' own)."""
+    ``root``: another folder of notebooks laid out as ``notebooks/`` is (the tests' own).
+    ``appendix(nb, lang, name)``: cells it appends to each executed notebook before its page is
+    written (not to the executed copy the timings read); the first line of its docstring goes on
+    the index page. The teacher's edition passes the reference solutions' section
+    (:func:`course_lib.exercises.teacher.solutions_section`); this module cannot import it."""
     import nbformat
     from nbclient.exceptions import CellExecutionError
 
@@ -198,6 +213,8 @@ def build_edition(out: str | Path, langs=LANGS, small: bool = False, only: list[
             failed.append(f"{lang}/{path.name}: {str(err).strip().splitlines()[-1][:200]}")
         nbformat.write(nb, str(out / "work" / lang / path.name))
         make_static(nb, lang)
+        if appendix is not None:
+            appendix(nb, lang, path.name)
         target = out / lang / path.with_suffix(".html").name
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(to_html(nb, path.stem), encoding="utf-8")
@@ -209,9 +226,11 @@ def build_edition(out: str | Path, langs=LANGS, small: bool = False, only: list[
     items = "\n".join(f'<li>[{lang}] <a href="{html.escape(href)}">{html.escape(name)}</a> ({s:.0f} s to run)</li>'
                       for lang, href, name, s in rows)
     kind = "small parameters" if small else "the committed defaults"
+    said = (getattr(appendix, "__doc__", None) or "").strip().splitlines()
+    note = f"<p>{html.escape(said[0])}</p>" if said else ""
     index = out / "index.html"
     index.write_text(f"<!doctype html><meta charset='utf-8'><title>Keeping long training runs alive</title>"
                      f"<h1>Keeping long training runs alive: executed edition</h1>"
-                     f"<p>Every notebook run top to bottom offline with {kind}, {time.strftime('%Y-%m-%d')}.</p>"
+                     f"<p>Every notebook run top to bottom offline with {kind}, {time.strftime('%Y-%m-%d')}.</p>{note}"
                      f"<ul>\n{items}\n</ul>\n", encoding="utf-8")
     return index

@@ -105,7 +105,7 @@ LABELS = {
     "samples/s": "每秒样本数",
     "vs the first": "与第一行之比",
     "parameter count": "参数量",
-    "gradient MB": "梯度大小（MB）",
+    "gradient MB": "梯度的数据量（MB）",
     "ranks vs {n}": "进程总数（与 {n} 个 Rank 比较）",
     "file": "文件",
     "holds": "内容",
@@ -114,7 +114,8 @@ LABELS = {
     "parameters": "参数",
     "the weights themselves": "权重本身",
     "AdamW moments + step counts": "AdamW 的一阶、二阶矩和步数",
-    "without them the first steps after a resume jump (weights-only mode)": "没有它们，续训后的头几步会跳变（weights-only 方式）",
+    "without them the first steps after a resume jump (weights-only mode)":
+        "没有它们，续训后的头几步会跳变（weights-only 方式）",
     "LR schedule position": "学习率调度的进度",
     "without it warm-up restarts and the learning rate jumps": "没有它，预热从头开始，学习率跳变",
     "epoch, step in epoch, global step, last loss, config": "epoch、epoch 内的步数、全局步数、最近的损失、配置",
@@ -221,14 +222,26 @@ LABELS = {
     "was killed by {signal}": "被 {signal} 杀掉",
     "stopped on SIGTERM after saving a checkpoint": "收到 SIGTERM，保存检查点后停下",
     "exited with code {code}": "退出，退出码 {code}",
-    "rank {rank} {how} after step {step}; newest valid checkpoint: {checkpoint}. Continue with --resume auto.": "Rank {rank} 在第 {step} 步之后{how}；最新的有效检查点：{checkpoint}。用 --resume auto 续训。",
-    "== Stations 1+2: IMDB -> clean, exact + near-duplicate dedup, split, WordPiece tokens": "== 第 1、2 站：IMDB -> 清洗、精确去重与近似去重、划分、WordPiece 分词",
-    "   source {source}: {raw} reviews, {exact} exact duplicates removed, {near} near-duplicates dropped from train, {leaks} train/test leaks dropped from test": "   数据来源 {source}：{raw} 条影评，精确去重删掉 {exact} 条，训练集中删掉 {near} 条近似重复，留出集中删掉 {leaks} 条跨训练集与留出集的泄漏",
-    "   train {train} / held-out {test} reviews, {tokens:,} training tokens (cache {cache})": "   训练集 {train} 条 / 留出集 {test} 条影评，{tokens:,} 个训练词元（缓存{cache}）",
-    "== Stations 3+4: {ranks}-rank training ({model}, {reduction} reduction, {steps} steps, checkpoint every {every} steps, TensorBoard in {tb})": "== 第 3、4 站：{ranks} 个 Rank 的训练（{model}，归约方式 {reduction}，{steps} 步，每 {every} 步存一个检查点，TensorBoard 在 {tb}）",
+    "rank {rank} {how} after step {step}; newest valid checkpoint: {checkpoint}. Continue with --resume auto.":
+        "Rank {rank} 在第 {step} 步之后{how}；最新的有效检查点：{checkpoint}。用 --resume auto 续训。",
+    "== Stations 1+2: IMDB -> clean, exact + near-duplicate dedup, split, WordPiece tokens":
+        "== 第 1、2 站：IMDB -> 清洗、精确去重与近似去重、划分、WordPiece 分词",
+    ("   source {source}: {raw} reviews, {exact} exact duplicates removed, {near} near-duplicates dropped from train, "
+     "{leaks} train/test leaks dropped from test"):
+        "   数据来源 {source}：{raw} 条影评，精确去重删掉 {exact} 条，训练集中删掉 {near} 条近似重复，"
+        "留出集中删掉 {leaks} 条跨训练集与留出集的泄漏",
+    "   train {train} / held-out {test} reviews, {tokens:,} training tokens (cache {cache})":
+        "   训练集 {train} 条 / 留出集 {test} 条影评，{tokens:,} 个训练词元（缓存{cache}）",
+    ("== Stations 3+4: {ranks}-rank training ({model}, {reduction} reduction, {steps} steps, checkpoint every "
+     "{every} steps, TensorBoard in {tb})"):
+        "== 第 3、4 站：{ranks} 个 Rank 的训练（{model}，归约方式 {reduction}，{steps} 步，每 {every} 步存一个检查点，"
+        "TensorBoard 在 {tb}）",
     "== Station 5: {what}": "== 第 5 站：{what}",
     "   resuming automatically from the newest valid checkpoint ...": "   正在从最新的有效检查点自动续训……",
-    "== Done in {s} s: held-out accuracy {acc:.2%} on {n} reviews (out of domain: {ood:.2%} on {m:,} Rotten Tomatoes sentences); resumed from step {r}; summary in {path}": "== 完成，用时 {s} 秒：留出集 {n} 条影评上准确率 {acc:.2%}（领域外：{m:,} 条烂番茄短评上 {ood:.2%}）；从第 {r} 步续训；汇总见 {path}",
+    ("== Done in {s} s: held-out accuracy {acc:.2%} on {n} reviews (out of domain: {ood:.2%} on {m:,} Rotten "
+     "Tomatoes sentences); resumed from step {r}; summary in {path}"):
+        "== 完成，用时 {s} 秒：留出集 {n} 条影评上准确率 {acc:.2%}（领域外：{m:,} 条烂番茄短评上 {ood:.2%}）；"
+        "从第 {r} 步续训；汇总见 {path}",
     "{acc:.2%} on {n:,} reviews": "{acc:.2%}（{n:,} 条影评）",
     # the timeline of a node lost and gained back (tables.elastic_timeline, plots.elastic_timeline)
     "node {node} lost after step {step}": "第 {step} 步后节点 {node} 丢失",
@@ -247,6 +260,45 @@ LABELS = {
     "first step on fewer ranks": "Rank 减少后的第一步",
     "first step on more ranks": "Rank 增加后的第一步",
     "refused before any rank started": "在任何 Rank 启动之前就被拒绝",
+    # notebook 03, "Is the gradient sync working?" (tables.sync_claim)
+    "synchronised (DDP)": "梯度同步（DDP）",
+    "never synchronised": "梯度从不同步",
+    "rank {rank}: loss early -> late": "Rank {rank}：前期损失 -> 后期损失",
+    "ranks apart at the end": "结束时各 Rank 损失之差",
+    "parameters identical on every rank?": "各 Rank 的参数逐位相同？",
+    "the check at the end says": "训练结束时的检查结果",
+    # notebook 04, "At real scale" (tables.real_scale_figures, tables.real_scale, widgets.ScaleExplorer)
+    "published or assumed": "公开发表还是假设",
+    "H100 GPUs of the 405B pre-training": "405B 预训练所用的 H100 GPU",
+    "the snapshot of pre-training whose interruptions were counted": "统计中断次数的那一段预训练",
+    "unexpected interruptions in those days (466 in all, 47 planned); about 78% confirmed or suspected hardware":
+        "这些天里的意外中断（共 466 次，其中 47 次是计划内的）；约 78% 确认或疑似是硬件故障",
+    "the model's size": "模型的参数量",
+    "what a checkpoint keeps per parameter": "检查点为每个参数保存的字节数",
+    "assumed: fp32 weights and AdamW's two fp32 moments (the bf16 copy and the gradients are not saved)":
+        "假设：fp32 权重加 AdamW 的两个 fp32 矩（bf16 副本和梯度不保存）",
+    "storage write throughput (Tectonic, sustained; 7 TB/s peak)": "存储的写入吞吐（Tectonic，持续值；峰值 7 TB/s）",
+    "one optimizer step of 16M tokens": "一个 1600 万词元的优化器步",
+    "assumed: 6 x 405e9 x 16M FLOPs on 16,384 H100s at about 40% of their bf16 peak (the paper reports 38-43% MFU)":
+        "假设：每步 6 × 405e9 × 16M 次浮点运算，16,384 张 H100 发挥 bf16 峰值的约 40%（论文报告的 MFU 为 38-43%）",
+    "from a failure to training again (find it, reschedule, load)": "从故障发生到重新开始训练（定位故障、重新分配机器、加载检查点）",
+    "assumed: the paper gives none; it reports over 90% effective training time":
+        "假设：论文没有给出；它只报告有效训练时间超过 90%",
+    "share of a save that still blocks training when it is written in the background": "异步保存时，一次保存中仍会让训练等待的比例",
+    "synchronous save": "同步保存",
+    "background save": "异步保存",
+    "mean time between failures": "平均故障间隔（MTBF）",
+    "checkpoint size": "检查点大小",
+    "training waits per save": "每次保存训练要等",
+    "best interval": "最佳保存间隔",
+    "every {k} steps ({m:.1f} min)": "每 {k} 步（{m:.1f} 分钟）",
+    "time lost at the best interval": "按最佳间隔保存时浪费的时间",
+    "of it, restarts alone": "其中仅重启一项",
+    "time lost saving once an hour": "每小时保存一次时浪费的时间",
+    "unexpected interruptions in 54 days": "54 天里的意外中断次数",
+    "checkpoint bytes per parameter": "检查点每个参数的字节数",
+    "storage writes (TB/s)": "存储写入速度（TB/s）",
+    "restart (minutes)": "重启开销（分钟）",
 }
 
 

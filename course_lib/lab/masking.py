@@ -47,7 +47,7 @@ def why_the_mask_matters(prepared, model: torch.nn.Module | None = None, n: int 
     """``n`` short held-out reviews (both classes, under ``shorter_than`` tokens) scored alone,
     then in one batch padded to its longest member and to ``pad_to`` tokens, with the mask and
     with the mask ignored. One row per way: how many answers agree with the review scored
-    alone, and the largest change in P(positive) (with the mask: float rounding, ~1e-7)."""
+    alone, and the largest change in P(positive) (with the mask: float rounding, ~1e-7). Used in notebook 02 (§6)."""
     lang = resolve(lang)
     model = model or train_quickly(prepared)
     pad_id = prepared.info["tokenizer"]["pad_id"]

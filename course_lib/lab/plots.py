@@ -11,7 +11,8 @@ from course_lib.watch.monitor import ledger_ranks, read_ledger, read_scalars
 
 
 def histogram(values, title: str, xlabel: str, bins: int = 60, labels=None, clip=None):
-    """One or several histograms on one axis (``values`` a list of arrays when ``labels``)."""
+    """One or several histograms on one axis (``values`` a list of arrays when ``labels``).
+    Used in notebook 01 (§2) and notebook 02 (§4)."""
     fig, ax = plt.subplots(figsize=(7, 3.2))
     series = values if labels else [values]
     for v, lab in zip(series, labels or [None]):
@@ -25,6 +26,7 @@ def histogram(values, title: str, xlabel: str, bins: int = 60, labels=None, clip
 
 
 def bars(values: dict, title: str, ylabel: str, fmt: str = "{:.2f}"):
+    """Used in notebook 02 (§4) and notebook 03 (optional deep-dive B)."""
     fig, ax = plt.subplots(figsize=(6, 3.2))
     names = list(values)
     rects = ax.bar(names, [values[n] for n in names], color=plt.cm.tab10.colors[: len(names)])
@@ -35,7 +37,8 @@ def bars(values: dict, title: str, ylabel: str, fmt: str = "{:.2f}"):
 
 
 def stacked_bars(parts: dict[str, dict[str, float]], title: str, xlabel: str = "seconds"):
-    """One horizontal bar per entry of ``parts``, split into its named pieces (same order in each)."""
+    """One horizontal bar per entry of ``parts``, split into its named pieces (same order in each).
+    Used in notebook 03 (optional deep-dive B)."""
     fig, ax = plt.subplots(figsize=(7, 0.7 * len(parts) + 1.4))
     names = list(parts)
     left = [0.0] * len(names)
@@ -52,7 +55,7 @@ def stacked_bars(parts: dict[str, dict[str, float]], title: str, xlabel: str = "
 
 
 def batch_heatmap(batch: dict, title: str = "a padded batch"):
-    """``input_ids`` (colour = token id, grey = padding) next to the ``attention_mask``."""
+    """``input_ids`` (colour = token id, grey = padding) next to the ``attention_mask``. Used in notebook 02 (§3)."""
     ids = batch["input_ids"].numpy().astype(float)
     mask = batch["attention_mask"].numpy()
     fig, axes = plt.subplots(1, 2, figsize=(10, 2.8), sharey=True)
@@ -65,7 +68,7 @@ def batch_heatmap(batch: dict, title: str = "a padded batch"):
 
 
 def losses_by_rank(run_dir: str | Path, title: str = "loss on each rank"):
-    """Every rank's own (local) loss and the all-reduced global loss, by step."""
+    """Every rank's own (local) loss and the all-reduced global loss, by step. Used in notebook 03 (§5)."""
     fig, ax = plt.subplots(figsize=(7, 3.2))
     for rank in ledger_ranks(run_dir):
         rows = read_ledger(run_dir, rank)
@@ -79,20 +82,25 @@ def losses_by_rank(run_dir: str | Path, title: str = "loss on each rank"):
 
 
 def scalar_panels(run_dir: str | Path, tags=("train/loss", "train/lr", "train/grad_norm", "train/samples_per_s")):
-    """Curves read back from the TensorBoard event files (what TensorBoard itself shows)."""
+    """Curves read back from the TensorBoard event files (what TensorBoard itself shows;
+    notebook 04, "Watching more than the loss"). A series of a few points is drawn with markers
+    (a line through one point draws nothing), and axes show plain values, never an offset."""
     scalars = read_scalars(run_dir)
     fig, axes = plt.subplots(1, len(tags), figsize=(3.4 * len(tags), 2.8))
     for ax, tag in zip(np.atleast_1d(axes), tags):
         pts = scalars.get(tag, [])
-        ax.plot([s for s, _ in pts], [v for _, v in pts], lw=1)
+        ax.plot([s for s, _ in pts], [v for _, v in pts], lw=1, marker="o" if len(pts) <= 5 else None)
+        ax.ticklabel_format(axis="y", useOffset=False, style="plain")
         ax.set(title=tag, xlabel="step")
+        if not pts:
+            ax.text(0.5, 0.5, "no data", transform=ax.transAxes, ha="center", va="center", color="0.5")
     fig.tight_layout()
     return fig
 
 
 def interruption(reference: str | Path, runs: dict, kill_step: int | list[int] | None = None, title: str | None = None):
     """Global loss of the uninterrupted reference and of each resumed run, with a marker at
-    the kill and one at each run's first divergence."""
+    the kill and one at each run's first divergence. Used in notebook 05 (§3)."""
     from course_lib.watch.compare import compare_runs
 
     fig, ax = plt.subplots(figsize=(8, 3.6))
@@ -166,7 +174,7 @@ def lsh_curve(bands: int, rows: int, threshold: float):
     """The chance that LSH makes two texts of Jaccard similarity ``s`` a candidate pair,
     ``1 - (1 - s**rows) ** bands``, for the chosen banding and for two extremes of the same
     signature length: few long bands (few candidates, misses) and many short ones (finds
-    everything, compares too much)."""
+    everything, compares too much). Used in notebook 01 (§4)."""
     s = np.linspace(0, 1, 201)
     fig, ax = plt.subplots(figsize=(6.5, 3.2))
     n = bands * rows
@@ -184,7 +192,7 @@ def lsh_curve(bands: int, rows: int, threshold: float):
 def elastic_timeline(run_dir):
     """One panel per node event of a drill (:func:`course_lib.lab.tables.elastic_timeline`): each moment a
     row, its second a dot, from the node's death (or start) down to the first step after it.
-    Figure text stays English: it renders the same with any font."""
+    Figure text stays English: it renders the same with any font. Used in notebook 05 (optional deep-dive B)."""
     from course_lib.lab.tables import elastic_timeline
 
     table = elastic_timeline(run_dir, lang="en")
@@ -203,5 +211,30 @@ def elastic_timeline(run_dir):
         ax.set_xlim(0, rows["seconds"].max() * 1.15 + 0.05)
         ax.set_title(event, fontsize=10, loc="left")
     axes[-1, 0].set_xlabel("seconds since the event")
+    fig.tight_layout()
+    return fig
+
+
+def real_scale_curve(run=None):
+    """Share of a long run's wall time lost to saves, redone work and restarts, against how often
+    it saves, with synchronous and with background saves (notebook 04, "At real scale")."""
+    from course_lib.beyond.advisor import lost_share
+    from course_lib.beyond.real_scale import LongRun, scale_advice
+
+    run = run or LongRun()
+    advice = scale_advice(run)
+    fig, ax = plt.subplots(figsize=(7.5, 3.4))
+    minutes = np.geomspace(0.5, 600, 300)
+    for name, background, color in (("sync", False, "C0"), ("async", True, "C1")):
+        costs = run.costs(background)
+        steps = np.maximum(1, np.round(minutes * 60 / costs.step_seconds))
+        ax.plot(minutes, 100 * lost_share(steps, costs, run.mtbf_seconds), c=color,
+                label=f"{'synchronous' if name == 'sync' else 'background'} save")
+        best = advice[name]
+        ax.scatter([best["optimum_minutes"]], [100 * best["lost_share"]], c=color, zorder=3)
+    ax.axvline(60, c="0.6", ls=":", label="once an hour")
+    ax.set(xscale="log", xlabel="save every ... minutes", ylabel="wall time lost (%)", ylim=(0, None),
+           title=f"mean time between failures {advice['mtbf_hours']:.1f} h, checkpoint {advice['checkpoint_tb']:.1f} TB")
+    ax.legend(fontsize=8)
     fig.tight_layout()
     return fig

@@ -48,7 +48,7 @@ def _samples_per_s(run_dir: str | Path, skip: int) -> list[float]:
 
 def allreduce_frame(models=("bag", "minilm"), world_size: int = 2, lang: str | None = None):
     """:func:`allreduce_table` of each model as one table: parameters, gradient size, and the
-    seconds one all-reduce takes over each link."""
+    seconds one all-reduce takes over each link. Used in notebook 03 (optional deep-dive B)."""
     import pandas as pd
 
     from course_lib.lab.i18n import resolve, tr
@@ -74,7 +74,7 @@ def ledger_samples_per_s(run_dir: str | Path, skip: int = 2) -> float:
 
 def throughput_table(runs: dict[str, str | Path], lang: str | None = None):
     """samples/s of each run and its ratio to the first: the chapter's "total throughput = one
-    card x cards" measured, not assumed."""
+    card x cards" measured, not assumed. Used in notebook 03 (§3)."""
     import pandas as pd
 
     from course_lib.lab.i18n import resolve, tr
@@ -94,7 +94,7 @@ def measure_scaling(workdir: str | Path = "runs/scaling", model: str = "bag", st
     The settings take turns, ``rounds`` times over (1x1, 1x2, 2x1, half, 1x1, ...): a shared
     machine whose speed drifts over minutes then drifts for every setting alike, instead of
     flattering whichever ran in a quiet minute. Each setting's figure is the median over the
-    steps of all its rounds."""
+    steps of all its rounds. Used in notebook 03 (optional deep-dive B)."""
     base = dict(model=model, max_steps=steps, train_limit=train_limit, save_every_steps=0, log_every=10_000,
                 eval_limit=64, epochs=1, reduction="ddp", **overrides)  # DDP's all-reduce is what the lab splits off
     settings = {"1 rank x 1 thread": (1, 1, global_batch_size), "1 rank x 2 threads": (1, 2, global_batch_size),
@@ -144,7 +144,8 @@ def step_anatomy(model: str = "bag", batch_size: int = 32, max_length: int = 256
 
     Why it matters for DDP: every rank clips and updates its *full* copy of the model, so the
     last two phases cost the same at any world size; halving the batch per rank halves only
-    forward and backward. A cheap optimizer step is what lets 2 ranks approach 2x."""
+    forward and backward. A cheap optimizer step is what lets 2 ranks approach 2x.
+    Used in notebook 03 (optional deep-dive B)."""
     data = prepare_for(TrainConfig(model=model, train_limit=train_limit, max_length=max_length), progress=False)
     batch = data.train.batch(list(range(batch_size)), data.info["tokenizer"]["pad_id"])
     before = torch.get_num_threads()

@@ -50,7 +50,7 @@ def _value(value, lang: str):
 
 def facts(values: dict, lang: str | None = None, skip: tuple[str, ...] = ()) -> pd.DataFrame:
     """A flat ``dict`` as a two-column table (nested dicts and ``skip`` keys left out, lists
-    joined)."""
+    joined). Used in notebook 01 (§1), notebook 02 (opening), notebook 03 (§3) and notebook 04 (§5)."""
     lang = resolve(lang)
     rows = [(_label(k, lang), _value(v, lang)) for k, v in values.items() if k not in skip and not isinstance(v, dict)]
     frame = pd.DataFrame(rows, columns=[tr("what", lang), tr("value", lang)], dtype=object)  # 1600, not 1600.0
@@ -63,17 +63,19 @@ COMPARISON = {"refused": "refused before any rank started", "identical": "identi
 
 
 def comparisons(results: dict[str, dict], lang: str | None = None, index: str = "run") -> pd.DataFrame:
-    """One row per compared run (a :func:`course_lib.watch.compare.compare_runs` result each)."""
+    """One row per compared run (a :func:`course_lib.watch.compare.compare_runs` result each).
+    Used in notebook 05 (§3)."""
     lang = resolve(lang)
     rows = {name: {tr(label, lang): _value(r[k], lang) for k, label in COMPARISON.items() if k in r}
             for name, r in results.items()}
-    frame = pd.DataFrame.from_dict(rows, orient="index")
+    frame = pd.DataFrame.from_dict(rows, orient="index").fillna("–")  # a refused resume has no comparison
     frame.index.name = tr(index, lang)
     return frame
 
 
 def reading(result: dict, lang: str | None = None) -> str:
-    """The comparison in one line: ``identical: yes`` or ``identical: no; first divergent step: 22``."""
+    """The comparison in one line: ``identical: yes`` or ``identical: no; first divergent step: 22``.
+    Used in notebook 05 (§5)."""
     lang = resolve(lang)
     line = f"{tr('identical?', lang)} {_value(result['identical'], lang)}"
     if not result["identical"]:
@@ -113,7 +115,7 @@ def checkpoint_files(path: str | Path, lang: str | None = None) -> pd.DataFrame:
 
 def compare_vocabularies(tokenizers: dict, texts: list[str], lang: str | None = None):
     """Vocabulary size, tokens per text and unknown-token rate of each tokenizer on ``texts``,
-    one row per tokenizer."""
+    one row per tokenizer. Used in notebook 02 (optional deep-dive B)."""
     lang, out = resolve(lang), {}
     for name, tok in tokenizers.items():
         ids = [i for seq in encode_texts(tok, texts)["input_ids"] for i in seq]
@@ -126,14 +128,15 @@ def compare_vocabularies(tokenizers: dict, texts: list[str], lang: str | None = 
 def pieces_table(tokenizers: dict, words: list[str], lang: str | None = None):
     """How each tokenizer cuts each word (one row per word, pieces joined by " · "). Whether a
     word splits depends on the vocabulary: a word frequent in the text the vocabulary was
-    built from becomes one token, a rarer one is spelled from pieces."""
+    built from becomes one token, a rarer one is spelled from pieces. Used in notebook 02 (§2)."""
     lang = resolve(lang)
     return pd.DataFrame({tr(name, lang): [" · ".join(tok.tokenize(w)) for w in words] for name, tok in tokenizers.items()},
                         index=pd.Index(words, name=tr("text", lang)))
 
 
 def policy_table(rules: Iterable[Rule | tuple], texts: Iterable[str], default: str = "Other", lang: str | None = None):
-    """One row per text, one column per conflict policy: where the columns differ, rules conflict."""
+    """One row per text, one column per conflict policy: where the columns differ, rules conflict.
+    Used in notebook 01 (§6)."""
     texts = list(texts)
     return pd.DataFrame({policy: RuleLabeler(rules, default, policy).label_all(texts) for policy in POLICIES},
                         index=pd.Index([t if len(t) <= 60 else t[:57] + "..." for t in texts], name=tr("text", resolve(lang))))
@@ -141,23 +144,46 @@ def policy_table(rules: Iterable[Rule | tuple], texts: Iterable[str], default: s
 
 
 
-def loss_by_rank(run_dir: str | Path, share: float = 0.2, lang: str | None = None):
-    """Each rank's own loss early and late in the run (means over the first and the last
-    ``share`` of its steps), as a table. The chapter's reading of the per-rank lines: close
-    losses falling together mean the gradients are in sync; a rank whose loss falls by less
-    than half as much as the best rank's is out of step, and is where debugging starts (its
-    data, its device, its labels)."""
-    lang = resolve(lang)
-    early_late = {}
+def _early_late(run_dir: str | Path, share: float) -> dict[int, tuple[float, float]]:
+    """Each rank's mean loss over the first and the last ``share`` of its steps."""
+    out = {}
     for rank in ledger_ranks(run_dir):
         losses = [r["loss"] for r in read_ledger(run_dir, rank)]
         k = max(1, int(len(losses) * share))
-        early_late[rank] = (sum(losses[:k]) / k, sum(losses[-k:]) / k)
+        out[rank] = (sum(losses[:k]) / k, sum(losses[-k:]) / k)
+    return out
+
+
+def loss_by_rank(run_dir: str | Path, share: float = 0.2, lang: str | None = None) -> pd.DataFrame:
+    """Each rank's own loss early and late in the run (means over the first and the last
+    ``share`` of its steps), as a table (notebook 03, "Reading the output"). The chapter's
+    reading of the per-rank lines: a rank whose loss falls by less than half as much as the best
+    rank's is out of step, and is where debugging starts (its data, its device, its labels)."""
+    lang = resolve(lang)
+    early_late = _early_late(run_dir, share)
     best = max(early - late for early, late in early_late.values())
     rows = [{"rank": rank, tr("early loss", lang): round(early, 4), tr("late loss", lang): round(late, 4),
              tr("falls with the others?", lang): tr("yes" if early - late > 0.5 * best else "NO", lang)}
             for rank, (early, late) in early_late.items()]
     return pd.DataFrame(rows).set_index("rank")
+
+
+def sync_claim(result: dict, share: float = 0.2, lang: str | None = None) -> pd.DataFrame:
+    """The chapter's "close losses falling together mean the gradient sync works", as a table
+    of :func:`course_lib.lab.drills.sync_claim`'s two runs (notebook 03, "Reading the output"):
+    each rank's loss early and late, how far apart the ranks end, and the parameter check."""
+    lang = resolve(lang)
+    rows = {}
+    for name, run in result.items():
+        early_late = _early_late(run["run_dir"], share)
+        lates = [late for _, late in early_late.values()]
+        rows[tr(name, lang)] = {
+            **{tr("rank {rank}: loss early -> late", lang, rank=r): f"{e:.3f} -> {late:.3f}"
+               for r, (e, late) in early_late.items()},
+            tr("ranks apart at the end", lang): round(max(lates) - min(lates), 3),
+            tr("parameters identical on every rank?", lang): tr("yes" if run["parameters_agree"] else "NO", lang),
+            tr("the check at the end says", lang): run["check"]}
+    return pd.DataFrame.from_dict(rows, orient="index")
 
 
 def format_report(result: dict, lang: str | None = None) -> str:
@@ -180,7 +206,7 @@ def format_report(result: dict, lang: str | None = None) -> str:
 
 def predict_table(run_dir: str | Path, reviews: dict[str, str], lang: str | None = None):
     """The model's answer for each review next to the answer a person gives (``reviews``: text
-    -> "positive" or "negative"), with a column that says whether it was right."""
+    -> "positive" or "negative"), with a column that says whether it was right. Used in notebook 05 (§8)."""
     lang = resolve(lang)
     answers = load_classifier(run_dir).predict(list(reviews))
     rows = [{tr("review", lang): text, tr("truth", lang): tr(truth, lang), tr("model", lang): tr(p["label"], lang),
@@ -195,7 +221,8 @@ def predict_table(run_dir: str | Path, reviews: dict[str, str], lang: str | None
 def explain(run_dir: str | Path, text: str, top: int = 6, lang: str | None = None):
     """Why a ``bag`` model says what it says about ``text``: it averages one vector per token
     and per pair of neighbouring tokens, so its verdict is a sum of pushes, one per token or
-    pair (``(w_positive - w_negative) . vector / count``). The strongest pushes either way."""
+    pair (``(w_positive - w_negative) . vector / count``). The strongest pushes either way.
+    Used in notebook 05 (§8)."""
     lang = resolve(lang)
     config = Path(run_dir) / "config.json"
     trained = json.loads(config.read_text()).get("model") if config.exists() else None  # else load_classifier says why
@@ -287,3 +314,35 @@ def pair_table(texts: list[str], pairs: list[tuple[int, int, float]], n: int = 3
         rows.append(f"<tr><td style='vertical-align:top'><b>#{i}</b> {' '.join(left)}</td>"
                     f"<td style='vertical-align:top'><b>#{j}</b> {' '.join(right)}</td><td>{score:.2f}</td></tr>")
     return ("<table><tr><th>kept</th><th>near-duplicate</th><th>Jaccard</th></tr>" + "".join(rows) + "</table>")
+
+
+def real_scale_figures(run=None, lang: str | None = None) -> pd.DataFrame:
+    """The figures of a long pre-training run that the advisor is fed (notebook 04, "At real
+    scale"): each value, what it is, and its source, or why it is assumed."""
+    from course_lib.beyond.real_scale import LongRun
+
+    lang, run = resolve(lang), run or LongRun()
+    rows = {name: {tr("value", lang): f"{f.value:,.0f} {f.unit}".strip() if f.value >= 100 else f"{f.value:g} {f.unit}".strip(),
+                   tr("what", lang): tr(f.what, lang),
+                   tr("published or assumed", lang): f.source if not f.source.startswith("assumed") else
+                   tr(f.source, lang)}
+            for name, f in run.figures.items()}
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def real_scale(advice: dict, lang: str | None = None) -> pd.DataFrame:
+    """:func:`course_lib.beyond.real_scale.scale_advice` as a table: one column per way of
+    saving (synchronous, in the background)."""
+    lang = resolve(lang)
+    cols = {}
+    for name, label in (("sync", "synchronous save"), ("async", "background save")):
+        a = advice[name]
+        cols[tr(label, lang)] = {
+            tr("mean time between failures", lang): f"{advice['mtbf_hours']:.1f} h",
+            tr("checkpoint size", lang): f"{advice['checkpoint_tb']:.1f} TB",
+            tr("training waits per save", lang): f"{a['blocking_seconds']:.2f} s",
+            tr("best interval", lang): tr("every {k} steps ({m:.1f} min)", lang, k=a["optimum_steps"], m=a["optimum_minutes"]),
+            tr("time lost at the best interval", lang): f"{a['lost_share']:.1%}",
+            tr("of it, restarts alone", lang): f"{a['lost_to_restarts']:.1%}",
+            tr("time lost saving once an hour", lang): f"{a['lost_saving_every_hour']:.1%}"}
+    return pd.DataFrame(cols)

@@ -35,7 +35,7 @@ def show_figure(output: W.Output, fig) -> None:
 
 
 class InterruptionLab:
-    """Reference run + interrupted-and-resumed run, trained in a background thread."""
+    """Reference run + interrupted-and-resumed run, trained in a background thread. Used in notebook 05 (§4)."""
 
     def __init__(self, workdir: str | Path = "runs/lab", train_limit: int = 3000, run_length: int = 40,
                  save_every_steps: int = 10, lang: str | None = None, **cfg_overrides):
@@ -150,7 +150,8 @@ class InterruptionLab:
 class SaveIntervalExplorer:
     """Sliders for the mean time between failures, the save cost and the share of failures the
     survivors' save covers; the expected-wall-time curve of :mod:`course_lib.beyond.advisor` redrawn
-    on each change, with the measured runs of an interval study and the textbook's interval."""
+    on each change, with the measured runs of an interval study and the textbook's interval.
+    Used in notebook 04 (optional deep-dive A)."""
 
     def __init__(self, study: dict, epoch_steps: int | None = None, lang: str | None = None, show_covered: bool = True):
         from course_lib.beyond.advisor import Costs
@@ -218,7 +219,7 @@ class SaveIntervalExplorer:
 
 class ReviewBox:
     """Type a review, press the button, read the trained model's answer
-    (:func:`course_lib.predict.load_classifier`: the run's weights, loaded once)."""
+    (:func:`course_lib.predict.load_classifier`: the run's weights, loaded once). Used in notebook 05 (§9)."""
 
     def __init__(self, run_dir: str | Path, lang: str | None = None):
         from course_lib.predict import load_classifier
@@ -245,3 +246,45 @@ class ReviewBox:
         self.answer.value = (f"<b style='color:{color}'>{tr(self.result['label'], self.lang)}</b> "
                              f"({self.result['probability']:.1%}) "
                              f"<progress value='{p:.3f}' max='1' style='width:200px'></progress>")
+
+
+class ScaleExplorer:
+    """The advisor at a real run's scale (:mod:`course_lib.beyond.real_scale`, notebook 04, "At
+    real scale"): change one figure (interruptions, checkpoint bytes per parameter, write
+    throughput, restart minutes) and the table and the curve follow."""
+
+    def __init__(self, lang: str | None = None):
+        from course_lib.beyond.real_scale import LongRun
+
+        self.lang, self.base = resolve(lang), LongRun()
+        style, layout = {"description_width": "initial"}, W.Layout(width="480px")
+        v = self.base.value
+        self.controls = {
+            "interruptions": W.IntSlider(value=int(v("interruptions")), min=20, max=2000, step=1, style=style, layout=layout,
+                                         description=tr("unexpected interruptions in 54 days", self.lang)),
+            "bytes_per_parameter": W.FloatSlider(value=v("bytes_per_parameter"), min=2, max=16, step=1, style=style,
+                                                 layout=layout, description=tr("checkpoint bytes per parameter", self.lang)),
+            "write_tb_per_s": W.FloatLogSlider(value=v("write_tb_per_s"), base=10, min=-2, max=1, step=0.05, style=style,
+                                               layout=layout, description=tr("storage writes (TB/s)", self.lang)),
+            "restart_minutes": W.FloatSlider(value=v("restart_minutes"), min=1, max=60, step=1, style=style, layout=layout,
+                                             description=tr("restart (minutes)", self.lang)),
+        }
+        self.table, self.output = W.Output(), W.Output()
+        for control in self.controls.values():
+            control.observe(lambda _change: self.update(), names="value")
+        self.widget = W.VBox([*self.controls.values(), self.table, self.output])
+        self.update()
+
+    def _ipython_display_(self):
+        display(self.widget)
+
+    def update(self) -> None:
+        from course_lib.beyond.real_scale import scale_advice
+        from course_lib.lab.tables import real_scale
+
+        self.run = self.base.with_values(**{name: c.value for name, c in self.controls.items()})
+        self.advice = scale_advice(self.run)
+        self.table.outputs = ()
+        self.table.append_display_data(real_scale(self.advice, self.lang))
+        self.figure = plots.real_scale_curve(self.run)
+        show_figure(self.output, self.figure)

@@ -34,7 +34,7 @@ from course_lib.textbook.observer import Observer
 
 class IMDBReviews(Dataset):
     """The first ``n`` reviews of one split of the prepared (cleaned, deduplicated,
-    tokenized) IMDB data: ``input_ids``, ``label`` and the review's ``id``."""
+    tokenized) IMDB data: ``input_ids``, ``label`` and the review's ``id``. Used in notebook 03 (exercises)."""
 
     def __init__(self, data_file: str, split: str = "train", n: int | None = None):
         data = PreparedData.load(data_file)

@@ -79,7 +79,7 @@ def what_the_book_loses(workdir: str | Path, epochs: int = 12, save_interval: in
 
     The defaults: 12 epochs of 16 steps, a checkpoint after epoch 10 (the chapter's), the kill as
     step 185 begins (step 9 of epoch 12); ``embed_dim``: the bag model's width, the book's and the
-    kit's (see :func:`run_book`). ``df.attrs`` holds the raw comparisons."""
+    kit's (see :func:`run_book`). ``df.attrs`` holds the raw comparisons. Used in notebook 05 (§2)."""
     lang = i18n.resolve(lang)
     workdir = Path(workdir)
     saved_epoch = (kill_at_step - 1) // STEPS_PER_EPOCH // save_interval * save_interval
@@ -142,7 +142,8 @@ def crash_during_save(workdir: str | Path, epochs: int = 6, save_interval: int =
                       embed_dim: int = EMBED_DIM, lang: str | None = None) -> pd.DataFrame:
     """A SIGKILL half-way through a checkpoint: the book's ``model_epoch_{kill_epoch}.pth``, the
     kit's save of the same step. What is on disk after the kill, and what each resume does.
-    ``embed_dim``: the bag model's width, the book's and the kit's (see :func:`run_book`)."""
+    ``embed_dim``: the bag model's width, the book's and the kit's (see :func:`run_book`).
+    Used in notebook 04 (§4)."""
     lang = i18n.resolve(lang)
     workdir = Path(workdir)
     if kill_epoch % save_interval or not 0 < kill_epoch < epochs:

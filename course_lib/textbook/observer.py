@@ -29,6 +29,7 @@ from course_lib.watch.monitor import Ledger, next_attempt
 
 
 class Observer:
+    """Used in notebook 03 (exercises)."""
     def __init__(self, settings, rank: int, world_size: int, steps_per_epoch: int):
         self.settings, self.rank, self.world_size, self.steps_per_epoch = settings, rank, world_size, steps_per_epoch
         hold_process_group()  # the book's group outlives its train(): no destructor, no deadlock at its end

@@ -149,14 +149,15 @@ def _clear(run_dir: Path) -> None:
 
 def checkpoints(run_dir: str | Path) -> dict:
     """The book's checkpoint files in ``run_dir``, in epoch order (not string order:
-    ``model_epoch_10`` sorts before ``model_epoch_2`` as a string)."""
+    ``model_epoch_10`` sorts before ``model_epoch_2`` as a string). Used in notebook 05 (§1)."""
     files = sorted(Path(run_dir).glob("model_epoch_*.pth"), key=lambda p: int(p.stem.rsplit("_", 1)[1]))
     return {p.name: p.stat().st_size for p in files}
 
 
 def checkpoint_contents(path: str | Path, lang: str | None = None) -> pd.DataFrame:
     """What one of the book's ``model_epoch_N.pth`` files holds, key by key (loaded as data,
-    ``weights_only=True``): the epoch, the model's tensors, the optimizer's state, the loss."""
+    ``weights_only=True``): the epoch, the model's tensors, the optimizer's state, the loss.
+    Used in notebook 04 (§1)."""
     zh = i18n.resolve(lang) == "zh"
     ckpt = torch.load(path, weights_only=True)
     rows = {}
@@ -193,6 +194,7 @@ def run_book(run_dir: str | Path, epochs: int = 10, save_interval: int = 10, kil
     Returns what happened (a table in a notebook). A rank that was killed is reported, not
     raised; a rank that raised (the book's resume from a half-written file), or exited non-zero
     by itself, raises :class:`RankFailed`.
+    Used in notebook 03 (§2), notebook 04 (§1) and notebook 05 (§1).
     """
     if show not in ("epochs", "all", "none"):
         raise ValueError(f"show must be 'epochs', 'all' or 'none', got {show!r}")

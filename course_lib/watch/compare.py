@@ -44,7 +44,7 @@ def _seen(run_dir: Path) -> Counter:
 def compare_runs(run_a: str | Path, run_b: str | Path, tolerance: float = 0.0) -> dict:
     """Compare run B against reference run A. ``identical`` needs every step's global loss and
     sample set equal (within ``tolerance``, default exact), the same number of steps and the same
-    final parameters."""
+    final parameters. Used in notebook 05 (§5)."""
     a_dir, b_dir = Path(run_a), Path(run_b)
     a = {r["step"]: r for r in read_ledger(a_dir, 0)}
     b = {r["step"]: r for r in read_ledger(b_dir, 0)}
@@ -104,7 +104,7 @@ def acceptance_test(run_dir: str | Path) -> dict:
 
 def repeated_epoch_order(run_dir: str | Path) -> float:
     """Share of the steps after epoch 1 whose samples equal those at the same position of
-    epoch 1: 0.0 for a correct run, 1.0 when ``set_epoch`` was forgotten."""
+    epoch 1: 0.0 for a correct run, 1.0 when ``set_epoch`` was forgotten. Used in notebook 03 (§7)."""
     by_epoch: dict[int, list[str]] = {}
     for row in read_ledger(run_dir, 0):
         by_epoch.setdefault(row["epoch"], []).append(row["samples"])

@@ -1,9 +1,12 @@
-"""Wrong answers to notebook 04's exercises: the typical checkpoints that lose a piece of state."""
+"""Wrong answers to notebook 04's exercises: the typical checkpoints that lose a piece of state, or
+that a kill at the wrong moment of the save leaves unreadable."""
 import os
+import shutil
 
 import torch
 
 from course_lib.exercises.solutions.ex04 import load_checkpoint as full_load
+from course_lib.exercises.solutions.ex04 import save_checkpoint as full_save
 
 
 def only_loss(writer, step, loss, model, optimizer):
@@ -12,7 +15,8 @@ def only_loss(writer, step, loss, model, optimizer):
 
 def always_step_zero(writer, step, loss, model, optimizer):
     norm = sum(p.grad.pow(2).sum().item() for p in model.parameters() if p.grad is not None) ** 0.5
-    for tag, value in (("train/loss", loss.item()), ("train/lr", optimizer.param_groups[0]["lr"]), ("train/grad_norm", norm)):
+    for tag, value in (("train/loss", loss.item()), ("train/lr", optimizer.param_groups[0]["lr"]),
+                       ("train/grad_norm", norm)):
         writer.add_scalar(tag, value, 0)
 
 
@@ -74,16 +78,46 @@ def no_position_load(path, model, optimizer, scheduler):
     return {"epoch": state["epoch"], "step_in_epoch": 0, "global_step": state["global_step"]}
 
 
+def _everything(model, optimizer, scheduler, progress):
+    return {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
+            "rng": torch.get_rng_state(), "progress": progress}
+
+
 def direct_save(path, model, optimizer, scheduler, progress):  # everything, but written in place
-    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
-                "rng": torch.get_rng_state(), "progress": progress}, path)
+    torch.save(_everything(model, optimizer, scheduler, progress), path)
+
+
+def copied_save(path, model, optimizer, scheduler, progress):  # a temporary file, then copied over the checkpoint
+    torch.save(_everything(model, optimizer, scheduler, progress), path + ".tmp")
+    shutil.copyfile(path + ".tmp", path)
+
+
+def removed_then_renamed_save(path, model, optimizer, scheduler, progress):  # the old one goes first
+    torch.save(_everything(model, optimizer, scheduler, progress), path + ".tmp")
+    if os.path.exists(path):
+        os.remove(path)
+    os.rename(path + ".tmp", path)
+
+
+def one_step_late_load(path, model, optimizer, scheduler):  # "resume at the next step": one too many
+    progress = full_load(path, model, optimizer, scheduler)
+    return {"epoch": progress["epoch"], "step_in_epoch": progress["step_in_epoch"] + 1,
+            "global_step": progress["global_step"] + 1}
 
 
 WRONG = {
-    "04.monitor": [("the loss alone", (only_loss,), "no 'train/lr'"), ("every value at step 0", (always_step_zero,), "logged at steps")],
+    "04.monitor": [("the loss alone", (only_loss,), "no 'train/lr'"),
+                   ("every value at step 0", (always_step_zero,), "logged at steps")],
     "04.save": [("the chapter's three items", (three_items_save, three_items_load), "scheduler was not restored"),
                 ("weights only", (weights_only_save, weights_only_load), "optimizer state was not restored"),
                 ("no RNG", (no_rng_save, no_rng_load), "RNG state was not restored"),
                 ("no position in the epoch", (no_position_save, no_position_load), "position within the epoch"),
-                ("written in place, killed during the save", (direct_save, full_load), "unreadable after a kill during the save")],
+                ("written in place, killed during the save", (direct_save, full_load),
+                 "unreadable after a kill during the save"),
+                ("copied over the checkpoint", (copied_save, full_load),
+                 "shutil.copyfile over the checkpoint leaves half a file when killed; write a temporary file, "
+                 "flush + os.fsync it, then os.replace it onto the path"),
+                ("the old one removed before the rename", (removed_then_renamed_save, full_load),
+                 "just before your os.rename, there was no checkpoint.pt"),
+                ("one step late", (full_save, one_step_late_load), "the resume started one step late")],
 }

@@ -25,37 +25,38 @@ def _restore(path, model, optimizer, scheduler, rng=True):
     return {k: checkpoint[k] for k in ("epoch", "step_in_epoch", "global_step")}
 
 
-def resume_string_sorted(run_dir, model, optimizer, scheduler):
-    names = sorted(n for n in os.listdir(run_dir) if n.startswith("model_step_"))
+def resume_string_sorted(model, optimizer, path, scheduler=None):
+    names = sorted(n for n in os.listdir(path) if n.startswith("model_step_"))
     for name in reversed(names):
         try:
-            return _restore(os.path.join(run_dir, name), model, optimizer, scheduler)
+            return _restore(os.path.join(path, name), model, optimizer, scheduler)
         except Exception:
             continue
     return None
 
 
-def _by_number(run_dir):
-    found = [(int(m.group(1)), n) for n in os.listdir(run_dir) if (m := re.fullmatch(r"model_step_(\d+)\.pth", n))]
+def _by_number(path):
+    found = [(int(m.group(1)), n) for n in os.listdir(path) if (m := re.fullmatch(r"model_step_(\d+)\.pth", n))]
     return [n for _, n in sorted(found, reverse=True)]
 
 
-def resume_no_fallback(run_dir, model, optimizer, scheduler):
-    names = _by_number(run_dir)
-    return _restore(os.path.join(run_dir, names[0]), model, optimizer, scheduler) if names else None
+def resume_no_fallback(model, optimizer, path, scheduler=None):
+    names = _by_number(path)
+    return _restore(os.path.join(path, names[0]), model, optimizer, scheduler) if names else None
 
 
-def resume_no_rng(run_dir, model, optimizer, scheduler):
-    for name in _by_number(run_dir):
+def resume_no_rng(model, optimizer, path, scheduler=None):
+    for name in _by_number(path):
         try:
-            return _restore(os.path.join(run_dir, name), model, optimizer, scheduler, rng=False)
+            return _restore(os.path.join(path, name), model, optimizer, scheduler, rng=False)
         except Exception:
             continue
     return None
 
 
 WRONG = {
-    "05.newest": [("string order", (newest_as_string,), "as a string"), ("no fallback", (newest_without_fallback,), "does not load")],
+    "05.newest": [("string order", (newest_as_string,), "as a string"),
+                  ("no fallback", (newest_without_fallback,), "does not load")],
     "05.resume": [("string order", (resume_string_sorted,), "sorts after"),
                   ("no fallback past a half-written file", (resume_no_fallback,), "half-written"),
                   ("no RNG", (resume_no_rng,), "RNG state was not restored")],

@@ -109,7 +109,7 @@ def node_drill(cfg: TrainConfig, plan: list[tuple[str, int]], nodes: int = 2, re
                timeout: float = 300) -> dict:
     """Start ``nodes`` nodes on ``cfg`` and carry out ``plan`` (see the module docstring). Returns
     node 0's exit code, the world size at the end, the summary, and per event the seconds from the
-    node's death (or start) to the first step of the re-formed group."""
+    node's death (or start) to the first step of the re-formed group. Used in notebook 05 (optional deep-dive B)."""
     bad = [e for e, _ in plan if e not in EVENTS]
     if bad:
         raise ValueError(f"plan events must be one of {EVENTS}, got {bad}")

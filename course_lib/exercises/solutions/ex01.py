@@ -1,5 +1,5 @@
 """Notebook 01: exact and near-duplicate removal; chunks that cover the text.
-笔记本 01：精确去重与近似去重；能覆盖全文的切分。"""
+notebook 01：精确去重与近似去重；能覆盖全文的切分。"""
 import re
 
 

@@ -1,5 +1,5 @@
 """Notebook 04: a full-state checkpoint that a crash in the middle of the save does not destroy.
-笔记本 04：完整状态的检查点，保存到一半时崩溃也不会毁掉它。"""
+notebook 04：完整状态的检查点，保存到一半时崩溃也不会毁掉它。"""
 import os
 
 import torch
@@ -10,16 +10,27 @@ def save_checkpoint(path, model, optimizer, scheduler, progress):
     # 下一步依赖的一切，而不只是权重（本章的"三样"还不够）：
     state = {
         "model": model.state_dict(),            # the weights / 权重
-        "optimizer": optimizer.state_dict(),    # AdamW's moments and step counts / AdamW 的动量和步数
+        "optimizer": optimizer.state_dict(),    # AdamW's moments and step counts / AdamW 的一阶矩、二阶矩和步数
         "scheduler": scheduler.state_dict(),    # where the LR schedule is / 学习率调度走到了哪里
         "rng": torch.get_rng_state(),           # the next dropout masks / 接下来的 dropout 掩码
         "progress": dict(progress),             # epoch, step in the epoch, global step / epoch、epoch 内的步、全局步
     }
-    # Atomic: write a temporary file, then rename it over the old one in one step. A kill during
-    # torch.save leaves a half-written temporary file and the previous checkpoint intact.
-    # 原子写入：先写临时文件，再一步改名覆盖旧文件。torch.save 写到一半被杀，只留下半个临时文件，旧检查点完好。
+    # Atomic: write the new checkpoint under another name, then rename it over the old one in one step.
+    # A kill at any moment leaves the old checkpoint or the new one, never half of one. (Copying the
+    # temporary file over the old one with shutil.copyfile would not do: killed half-way, the path holds
+    # half a file.)
+    # 原子写入：先用另一个名字把新检查点写完，再一步重命名覆盖旧的。任何时刻被杀，留下的要么是旧检查点，
+    # 要么是新检查点，不会是半个。（用 shutil.copyfile 把临时文件复制过去不行：复制到一半被杀，原路径上就是半个文件。）
     tmp = path + ".tmp"
-    torch.save(state, tmp)
+    with open(tmp, "wb") as f:
+        torch.save(state, f)
+        # fsync: the bytes leave the operating system's page cache for the disk before the rename. It
+        # protects against power loss or the machine going down; a SIGKILL of this process alone loses
+        # nothing already written (the bytes are in the page cache, and the kernel still writes them out).
+        # fsync：重命名之前，让字节离开操作系统的页缓存、真正写到磁盘上。它防的是断电或机器宕机；
+        # 只是这个进程被 SIGKILL 杀掉，已经写出的字节不会丢（它们在页缓存里，内核照样会写到磁盘）。
+        f.flush()
+        os.fsync(f.fileno())
     os.replace(tmp, path)
 
 

@@ -1,0 +1,37 @@
+"""The teacher's edition: each notebook of the executed HTML edition ends with its exercises'
+reference solutions, in a section labelled as such (``python -m course_lib edition --teacher``).
+
+The learners' edition never shows a solution: the notebooks only name the call that reveals one
+(``solution(id, reveal=True)``). A teacher preparing a class wants them next to the notebook, in
+its language; :func:`solutions_section` is the appendix :func:`course_lib.lab.edition.build_edition`
+adds to each page (the edition lives below the exercises and cannot import them).
+"""
+from __future__ import annotations
+
+from course_lib.exercises import EXERCISES, solution
+
+HEADING = {"en": "Teacher's edition: reference solutions", "zh": "教师版：参考答案"}
+INTRO = {"en": "Not part of the learners' edition. Each solution runs through the same check as a learner's answer: "
+               "`check(id, *solution_of(id))`; a learner sees it with `solution(id, reveal=True)`.",
+         "zh": "学习者版没有这一节。每个参考答案都和学习者的答案走同一个检查：`check(id, *solution_of(id))`；"
+               "学习者用 `solution(id, reveal=True)` 才能看到它。"}
+
+
+def solutions_section(nb, lang: str, notebook: str) -> int:
+    """Teacher's edition: every notebook ends with its exercises' reference solutions.
+
+    Appends to ``nb`` (an executed notebook of edition ``lang``; ``notebook``: its file name, whose
+    first two characters are the exercises' prefix, "04" for ``04_monitoring_checkpoints.ipynb``) a
+    section headed :data:`HEADING` with each exercise's revealed solution; returns how many."""
+    import nbformat
+
+    ids = sorted(e for e in EXERCISES if e.split(".")[0] == notebook[:2])
+    if not ids:
+        return 0
+    cells = [nbformat.v4.new_markdown_cell(f"## {HEADING[lang]}\n{INTRO[lang]}")]
+    for exercise_id in ids:
+        title = EXERCISES[exercise_id].title[1 if lang == "zh" else 0]
+        code = solution(exercise_id, reveal=True, lang=lang).shown
+        cells.append(nbformat.v4.new_markdown_cell(f"### {exercise_id} · {title}\n\n```python\n{code}\n```"))
+    nb.cells.extend(cells)
+    return len(ids)
