@@ -232,6 +232,11 @@ def pipeline(r: dict) -> tuple[list, str]:
              f"{d['command_seconds']} s (SIGKILL of rank {kill.get('rank')} at step {kill.get('step')}, resumed from "
              f"{d['resumed_from_step']}; {d['steps']} steps)", "< 180 s", d["command_seconds"] < 180),
             ("`pipeline --quick` (the first try)", f"{_pct(q['held_out_accuracy'])} in {q['command_seconds']} s", "recorded", None)]
+    if "invariant" in r:  # the reduction the main job had before DDP became the default, in the same run
+        i = r["invariant"]
+        rows.append(("`pipeline --reduction invariant`, same run: held-out accuracy, steps redone after the kill, "
+                     "wall time against DDP's", f"{_pct(i['held_out_accuracy'])}; {i['steps_redone']} steps redone "
+                     f"(DDP: {d['steps_redone']}); {r['invariant_vs_ddp_seconds']:.2f}x", "recorded", None))
     return rows, ""
 
 
