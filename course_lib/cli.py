@@ -41,12 +41,16 @@ def _cmd_train(args) -> int:
     from course_lib._runtime.rank_output import Reporter
     from course_lib.checkpoint.faults import EXIT_INTERRUPTED
     from course_lib.ddp.launch import RankFailed, RunInterrupted, check_before_start, launch, run_rank
+    from course_lib.watch.monitor import LAUNCHED_ENV
 
     if torchrun:
         from contextlib import nullcontext
 
         rank, local_rank = int(os.environ["RANK"]), int(os.environ.get("LOCAL_RANK", 0))
         check_before_start(cfg)
+        # when this worker's interpreter began: the start of an attempt, for advise's restart cost
+        # (torchrun's agent started a moment before it; a torchrun restart is the same kind of start)
+        os.environ.setdefault(LAUNCHED_ENV, repr(STARTED))
         elastic = bool(cfg.elastic_endpoint)  # every member holds the lock: nodes come and go
         report = Reporter(rank, progress=False)
 

@@ -1,6 +1,7 @@
 """Small configurations shared by the process-level tests."""
 import subprocess
 import sys
+from pathlib import Path
 
 from course_lib.config import TrainConfig
 
@@ -23,3 +24,18 @@ def cli(*args, timeout=300, env=None) -> subprocess.CompletedProcess:
 def cfg_args(cfg: TrainConfig) -> list[str]:
     """The command-line flags that reproduce ``cfg``."""
     return ["--run-dir", cfg.run_dir, *cfg.to_args(skip=("run_dir",))]
+
+
+def assert_run_directory(run, reference=None) -> None:
+    """The run-directory contract, whatever started the run (``launch``, ``python -m course_lib
+    train``, torchrun, elastic agents): rank 0 wrote ``config.json``, and ``compare`` (against
+    ``reference``), ``verify``, ``predict`` and ``advise`` accept the folder (through the command
+    line's own ``main``, in this process)."""
+    from course_lib.cli import main
+
+    assert (Path(run) / "config.json").is_file(), f"{run} has no config.json"
+    if reference is not None:
+        assert main(["compare", str(reference), str(run)]) == 0
+    assert main(["verify", str(run)]) == 0
+    assert main(["predict", str(run), "A wonderful film, I loved every minute."]) == 0
+    assert main(["advise", str(run), "--mtbf", "1h"]) == 0

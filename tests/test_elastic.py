@@ -6,7 +6,7 @@ import json
 import sys
 
 import pytest
-from helpers import small_cfg
+from helpers import assert_run_directory, small_cfg
 
 from course_lib._runtime.torchrun import torchrun_command
 from course_lib.beyond.elastic.drill import node_drill
@@ -93,6 +93,7 @@ def test_a_node_lost_and_gained_back_in_process_costs_no_bit(reference, tmp_path
     assert joined[0]["state"]["digest"] == digest_of_checkpoint(run / "checkpoints" / f"step-{joined[0]['step']:08d}")
     table = elastic_timeline(run, lang="en")
     assert "state from a live peer" in " ".join(table["moment"]) and table["event"].nunique() == 2
+    assert_run_directory(run, reference)  # written by the group's rank 0, started by elastic agents
 
 
 @linux

@@ -4,7 +4,7 @@ import subprocess
 import sys
 
 import pytest
-from helpers import cfg_args, cli, small_cfg
+from helpers import assert_run_directory, cfg_args, cli, small_cfg
 
 from course_lib._runtime.portability import free_port
 from course_lib.watch.compare import compare_runs
@@ -42,6 +42,7 @@ def test_torchrun_one_node_matches_spawn(reference, tmp_path):
     out = finish(torchrun("--nproc-per-node", 2, "--master-port", free_port(), *train_args(small_cfg(tmp_path / "tr"))))
     assert "Rank 1, Epoch [1/2], Step [1/" in out
     assert compare_runs(reference, tmp_path / "tr")["identical"]
+    assert_run_directory(tmp_path / "tr", reference)  # torchrun's rank 0 wrote config.json too
 
 
 def test_torchrun_two_nodes_on_loopback(reference, tmp_path):
@@ -53,6 +54,7 @@ def test_torchrun_two_nodes_on_loopback(reference, tmp_path):
     outs = [finish(p) for p in nodes]
     assert "parameters identical on all 2 ranks" in outs[0]
     assert compare_runs(reference, tmp_path / "nodes")["identical"]
+    assert_run_directory(tmp_path / "nodes", reference)
 
 
 def test_torchrun_restarts_a_killed_worker_unattended(reference, tmp_path):
@@ -63,10 +65,12 @@ def test_torchrun_restarts_a_killed_worker_unattended(reference, tmp_path):
 
 
 def test_cli_contract(reference, tmp_path):
+    assert_run_directory(reference)  # started by launch()
     assert cli("compare", reference, reference).returncode == 0
     assert cli("verify", reference).returncode == 0
     interrupted = cli("train", *cfg_args(small_cfg(tmp_path / "k", kill_at_step=8, kill_rank=0)))
     assert interrupted.returncode == 3 and "SIGKILL" in interrupted.stderr
+    assert (tmp_path / "k" / "config.json").is_file()  # rank 0 wrote it before its first step
     differ = cli("compare", reference, tmp_path / "k")
     assert differ.returncode == 1 and "DIFFERENT" in differ.stdout
     newest = sorted((tmp_path / "k" / "checkpoints").glob("step-*"))[-1]
