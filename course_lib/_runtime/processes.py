@@ -108,7 +108,7 @@ def run_then_exit(work: Callable[[], object]) -> NoReturn:
     try:
         work()
     except SystemExit as stop:
-        exit_now(stop.code if isinstance(stop.code, int) else 1)
+        exit_now(0 if stop.code is None else stop.code if isinstance(stop.code, int) else 1)
     exit_now(0)
 
 

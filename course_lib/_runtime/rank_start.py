@@ -24,7 +24,7 @@ from course_lib._runtime.portability import check_spawn_safe, start_method
 
 # what every process imports before its first step (each torch.optim optimizer imports
 # torch._dynamo, ~0.7 s): the forkserver imports them once, and each process is a fork of it
-RANK_IMPORTS = ["course_lib.ddp.train", "torch._dynamo"]
+RANK_IMPORTS = ["torch._dynamo"]  # the callers add their worker's module and what it needs
 
 
 def _method(method: str, preload: list[str]) -> str:

@@ -1,4 +1,5 @@
-"""The ``torchrun`` command lines the kit prints (notebook 03) and its drills run (:mod:`course_lib.beyond.elastic.drill`).
+"""The ``torchrun`` command lines the kit prints (notebooks 03, 05) and its drills run (:mod:`course_lib.beyond.elastic.drill`),
+and the store a rank started by torchrun forms its process group on (:func:`attempt_store`).
 
 A fixed group (``nnodes=2``): torch's static rendezvous at ``master_addr:master_port``.
 
@@ -25,8 +26,13 @@ node restarted under the same ``--rdzv-id`` gets past its predecessor's entry.
 """
 from __future__ import annotations
 
+import os
 import shlex
+from datetime import timedelta
 
+import torch.distributed as dist
+
+from course_lib._runtime.portability import tcpstore_uses_libuv
 from course_lib.config import TrainConfig
 
 RDZV_CONF = {"keep_alive_interval": 1, "keep_alive_max_attempt": 3, "last_call_timeout": 1}
@@ -83,3 +89,23 @@ def _shell_word(word: str) -> str:
     if "$" not in word:
         return shlex.quote(word)
     return f'"{word}"' if " " in word else word
+
+
+def attempt_store(rank: int, world_size: int, timeout: timedelta):
+    """Under torchrun, a store whose keys are private to this attempt.
+
+    With the agents' shared store (torchrun's default), every restart reuses one TCPStore, and
+    gloo can read the addresses the previous, killed attempt published there: the restarted
+    ranks then hang in ``init_process_group`` (seen here; cf. pytorch/pytorch#135712). A prefix
+    per ``TORCHELASTIC_RESTART_COUNT`` keeps each attempt's keys apart. Without it
+    (``TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1``, the kit's elastic commands) every round has a store
+    of its own, which rank 0 hosts on a fresh port, and no prefix: the nodes' restart counts
+    differ (a failure counts on its node only), so a prefix by them would part the ranks."""
+    restart = os.environ.get("TORCHELASTIC_RESTART_COUNT")
+    if restart is None or "MASTER_ADDR" not in os.environ:
+        return None
+    agent_hosts = os.environ.get("TORCHELASTIC_USE_AGENT_STORE") == "True"
+    base = dist.TCPStore(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]), world_size,
+                         is_master=not agent_hosts and rank == 0, timeout=timeout, multi_tenant=not agent_hosts,
+                         use_libuv=tcpstore_uses_libuv())
+    return dist.PrefixStore(f"course_lib/attempt-{restart}", base) if agent_hosts else base

@@ -1,5 +1,6 @@
 """What a resume needs: the checkpoint to continue from, the checks that it fits this run, and
-the state to put back, every random number generator included.
+the state to put back: the loop's position (:class:`TrainState`, ``trainer.pt``) and every random
+number generator (:class:`RankRNG`, ``rng-rank{R}.pt``) beside model, optimizer and scheduler.
 
 A checkpoint's parts are the ``state_dict`` of the objects a trainer holds (torchtitan's
 ``Stateful`` idea: :meth:`course_lib.ddp.train.Trainer.stateful`), so saving and restoring are
@@ -11,9 +12,12 @@ The RNG state is kept as plain tensors and numbers: NumPy's own tuple would need
 """
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
 import random
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -70,11 +74,30 @@ class RankRNG:
         set_rng_state(state)
 
 
+# --------------------------------------------------------------------------- the loop's position
+@dataclass
+class TrainState:
+    """Where the loop is, and the run it belongs to: ``trainer.pt`` of every checkpoint."""
+    epoch: int = 0            # 0-based epoch in progress
+    step_in_epoch: int = 0    # steps of that epoch already done
+    global_step: int = 0      # optimizer steps done since the run began
+    last_loss: float = math.nan
+    config: dict = field(default_factory=dict, repr=False)  # the run's settings and world size: a resume checks them
+
+    def state_dict(self) -> dict:
+        position = {k: v for k, v in dataclasses.asdict(self).items() if k != "config"}
+        return {"state": position, "config": json.dumps(self.config)}
+
+    def load_state_dict(self, saved: dict) -> None:
+        for key, value in saved["state"].items():
+            setattr(self, key, value)
+
+
 # --------------------------------------------------------------------------- which checkpoint, and does it fit
 def find_checkpoint(cfg: TrainConfig, log: Callable[[str], None] | None = None) -> Path | None:
     """``--resume``: ``none`` -> ``None``; ``auto`` -> the newest valid checkpoint of the run
     (``None`` if there is none: a fresh start, said through ``log``); a path -> that folder,
-    which must verify."""
+    which must be a valid checkpoint (else one line that says what it is instead)."""
     if cfg.resume == "none":
         return None
     if cfg.resume == "auto":
@@ -83,10 +106,26 @@ def find_checkpoint(cfg: TrainConfig, log: Callable[[str], None] | None = None) 
             log(f"no valid checkpoint in {cfg.run_dir}, starting fresh")
         return path
     path = Path(cfg.resume)
+    if not path.exists():
+        raise store.CheckpointError(f"--resume {path} does not exist; use --resume auto (newest valid checkpoint of "
+                                    "--run-dir) or name a checkpoint folder DIR/checkpoints/step-N")
+    if not (path / "manifest.json").exists():
+        newest = store.latest_valid(path, log=None) if path.is_dir() else None
+        hint = f"--resume {newest}" if newest else "--resume auto with --run-dir set to the run"
+        raise store.CheckpointError(f"--resume {path} is not a checkpoint folder (no manifest.json); use {hint}")
     ok, reason = store.verify(path)
     if not ok:
-        raise store.CheckpointError(f"cannot resume from {path}: {reason}")
+        raise store.CheckpointError(f"--resume {path} is not a valid checkpoint ({reason}); use --resume auto to "
+                                    "take the newest valid one")
     return path
+
+
+def check_resume(cfg: TrainConfig) -> None:
+    """Before any rank starts: the checkpoint a resume would load is there, valid, and one this
+    run can continue (else every rank would refuse it after start-up, each with a traceback)."""
+    path = find_checkpoint(cfg)
+    if path is not None:
+        check_fits(saved_config(store.load_part(path, "trainer.pt")), cfg, cfg.world_size, str(path))
 
 
 def saved_config(trainer_part: dict) -> dict:
@@ -104,7 +143,11 @@ def check_fits(saved: dict, cfg: TrainConfig, world_size: int, source: str) -> N
         raise store.CheckpointError(f"checkpoint {source} does not fit this config ("
                                     + ", ".join(f"{k}: checkpoint {a!r}, now {b!r}" for k, (a, b) in diff.items())
                                     + "); resume with the run's own settings, or pick a new --run-dir")
-    if saved["world_size"] != world_size and not saved.get("reduction") == cfg.reduction == "invariant":
+    if saved.get("reduction", cfg.reduction) != cfg.reduction:  # what a checkpoint holds depends on it (rank RNGs)
+        raise store.CheckpointError(
+            f"checkpoint {source} was saved with --reduction {saved['reduction']}, this run has --reduction "
+            f"{cfg.reduction}: resume with the run's own --reduction")
+    if saved["world_size"] != world_size and cfg.reduction != "invariant":
         raise store.CheckpointError(
             f"checkpoint {source} was saved by {saved['world_size']} rank(s), this run has {world_size}: DDP's "
             "gradient sum and each rank's RNG depend on the number of ranks, so the run could not continue exactly; "

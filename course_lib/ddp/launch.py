@@ -30,17 +30,14 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 
-from course_lib._runtime.portability import (
-    apply_process_group_env,
-    check_kill_modes,
-    check_spawn_safe,
-    choose_port,
-    tcpstore_uses_libuv,
-)
+from course_lib._runtime import portability
 from course_lib._runtime.processes import hold_process_group, join_ranks, run_dir_lock, run_then_exit
 from course_lib._runtime.rank_output import RankOutput, Reporter
 from course_lib._runtime.rank_start import start_ranks
+from course_lib._runtime.torchrun import attempt_store
 from course_lib.checkpoint.faults import EXIT_PREEMPTED
+from course_lib.checkpoint.resume import check_resume
+from course_lib.checkpoint.store import CheckpointError
 from course_lib.config import ConfigError, TrainConfig
 from course_lib.ddp.train import Trainer, trainer_for
 from course_lib.watch.monitor import LAUNCHED_ENV
@@ -62,7 +59,7 @@ class RunInterrupted(RuntimeError):
         if signal_name:
             how = f"was killed by {signal_name}"
         elif exit_code == EXIT_PREEMPTED:
-            how = "stopped on SIGTERM after saving a checkpoint"
+            how = "stopped on SIGTERM (or SIGINT) after saving a checkpoint"
         else:
             how = f"exited with code {exit_code}"
         super().__init__(f"rank {rank} {how} after step {step}; newest valid checkpoint: {checkpoint or 'none'}. "
@@ -85,17 +82,17 @@ def check_before_start(cfg: TrainConfig) -> None:
     if cfg.data_source == "path" and not cfg.data_path:
         problems.append("--data-source path needs --data-path (an aclImdb folder, or a CSV/parquet file with "
                         "'text' and 'label' columns)")
-    checks = [lambda: paths.output_dir(cfg.run_dir), lambda: _check_trainer(cfg), lambda: _check_resume(cfg)]
+    checks = [lambda: paths.output_dir(cfg.run_dir), lambda: _check_trainer(cfg), lambda: check_resume(cfg)]
     if cfg.data_path:
         checks.append(lambda: paths.data_path(cfg.data_path))
     if cfg.cache_dir:
         checks.append(lambda: paths.output_dir(cfg.cache_dir, "--cache-dir"))
     if cfg.kill_at_step:
-        checks.append(lambda: check_kill_modes(cfg.kill_mode))
+        checks.append(lambda: portability.check_kill_modes(cfg.kill_mode))
     for check in checks:
         try:
             check()
-        except ConfigError as err:
+        except (ConfigError, CheckpointError) as err:
             problems.append(str(err))
     if problems:
         raise ConfigError("; ".join(problems))
@@ -105,37 +102,6 @@ def _check_trainer(cfg: TrainConfig) -> None:
     why = trainer_for(cfg.reduction).check(cfg)
     if why:
         raise ConfigError(why)
-
-
-def _check_resume(cfg: TrainConfig) -> None:
-    """The checkpoint a resume would load: there, valid, and one this run can continue (else the
-    ranks would refuse it after start-up)."""
-    from course_lib.checkpoint.resume import check_fits, saved_config
-    from course_lib.checkpoint.store import CheckpointError, latest_valid, load_part, verify
-
-    if cfg.resume == "none":
-        return
-    if cfg.resume == "auto":
-        path = latest_valid(cfg.run_dir, log=None) if Path(cfg.run_dir).is_dir() else None
-        if path is None:
-            return  # a fresh start: the ranks say so
-    else:
-        path = Path(cfg.resume)
-        if not path.exists():
-            raise ConfigError(f"--resume {path} does not exist; use --resume auto (newest valid checkpoint of "
-                              "--run-dir) or name a checkpoint folder DIR/checkpoints/step-N")
-        if not (path / "manifest.json").exists():
-            newest = latest_valid(path, log=None) if path.is_dir() else None
-            hint = f"--resume {newest}" if newest else "--resume auto with --run-dir set to the run"
-            raise ConfigError(f"--resume {path} is not a checkpoint folder (no manifest.json); use {hint}")
-        ok, reason = verify(path)
-        if not ok:
-            raise ConfigError(f"--resume {path} is not a valid checkpoint ({reason}); use --resume auto to take "
-                              "the newest valid one")
-    try:
-        check_fits(saved_config(load_part(path, "trainer.pt")), cfg, cfg.world_size, str(path))
-    except CheckpointError as err:
-        raise ConfigError(str(err)) from None
 
 
 # --------------------------------------------------------------------------- one rank
@@ -160,7 +126,7 @@ def choose_backend(cfg: TrainConfig, device: torch.device) -> str:
 def rank_setup(cfg: TrainConfig, local_rank: int, local_world_size: int, trainer: type[Trainer]) -> tuple:
     """What a rank settles before its process group: the platform's settings, its threads, its
     device (one GPU per rank where there are GPUs), the backend and the collectives' timeout."""
-    apply_process_group_env(os.environ.get("MASTER_ADDR", "127.0.0.1"))
+    portability.apply_process_group_env(os.environ.get("MASTER_ADDR", "127.0.0.1"))
     torch.set_num_threads(trainer.threads_per_rank(cfg, local_world_size))
     device = choose_device(cfg, local_rank)
     if device.type == "cuda":
@@ -175,7 +141,7 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, local_rank: int, loca
     process group, training, clean-up. ``trainer``: the class for ``--reduction`` by default."""
     trainer = trainer or trainer_for(cfg.reduction)
     device, backend, timeout = rank_setup(cfg, local_rank, local_world_size, trainer)
-    store = _torchrun_store(rank, world_size, timeout)
+    store = attempt_store(rank, world_size, timeout)
     if store is not None:
         dist.init_process_group(backend, store=store, rank=rank, world_size=world_size, timeout=timeout)
     else:
@@ -185,26 +151,6 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, local_rank: int, loca
         return trainer(cfg, rank, world_size, device, report, data_file).train()
     finally:
         dist.destroy_process_group()
-
-
-def _torchrun_store(rank: int, world_size: int, timeout: timedelta):
-    """Under torchrun, a store whose keys are private to this attempt.
-
-    With the agents' shared store (torchrun's default), every restart reuses one TCPStore, and
-    gloo can read the addresses the previous, killed attempt published there: the restarted
-    ranks then hang in ``init_process_group`` (seen here; cf. pytorch/pytorch#135712). A prefix
-    per ``TORCHELASTIC_RESTART_COUNT`` keeps each attempt's keys apart. Without it
-    (``TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1``, the kit's elastic commands) every round has a store
-    of its own, which rank 0 hosts on a fresh port, and no prefix: the nodes' restart counts
-    differ (a failure counts on its node only), so a prefix by them would part the ranks."""
-    restart = os.environ.get("TORCHELASTIC_RESTART_COUNT")
-    if restart is None or "MASTER_ADDR" not in os.environ:
-        return None
-    agent_hosts = os.environ.get("TORCHELASTIC_USE_AGENT_STORE") == "True"
-    base = dist.TCPStore(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]), world_size,
-                         is_master=not agent_hosts and rank == 0, timeout=timeout, multi_tenant=not agent_hosts,
-                         use_libuv=tcpstore_uses_libuv())
-    return dist.PrefixStore(f"course_lib/attempt-{restart}", base) if agent_hosts else base
 
 
 def _spawned_worker(rank: int, trainer: type[Trainer], cfg_dict: dict, port: int, log_dir: str, data_file: str) -> None:
@@ -223,6 +169,9 @@ def _spawned_worker(rank: int, trainer: type[Trainer], cfg_dict: dict, port: int
 def launch(cfg: TrainConfig, quiet: bool = False, on_start: Callable[[list[int]], None] | None = None,
            launched_at: float | None = None) -> dict:
     """Train ``cfg`` with one process per rank and return rank 0's summary (notebooks 03-05).
+    Raises :class:`ConfigError` (one line, before any rank starts) for settings that cannot work,
+    :class:`RankFailed` when a rank raised, :class:`RunInterrupted` when one was killed or stopped;
+    an interrupted kernel (Ctrl-C) asks the ranks to save and stop (SIGTERM) before it re-raises.
 
     ``on_start(pids)`` is called once the workers run (the lab uses it for "kill now").
     ``launched_at`` (default: now) is when this start began, for the restart cost that
@@ -230,7 +179,7 @@ def launch(cfg: TrainConfig, quiet: bool = False, on_start: Callable[[list[int]]
     Used in notebook 03 (§4) and notebook 04 (§2).
     """
     launched = repr(launched_at or time.time())  # for these ranks only: a torchrun started later must not read it
-    check_spawn_safe()  # before anything is written (starting the ranks asks again)
+    portability.check_spawn_safe()  # before anything is written (starting the ranks asks again)
     check_before_start(cfg)
     with run_dir_lock(cfg.run_dir):
         return _launch(cfg, quiet, on_start, launched)
@@ -246,7 +195,7 @@ def _launch(cfg: TrainConfig, quiet: bool, on_start, launched: str) -> dict:
         warnings.warn(f"world_size {cfg.world_size} > {cores} CPU cores: ranks will share cores and each step "
                       "will be slower than with fewer ranks (the run is still correct)", stacklevel=3)
     choose_device(cfg, 0)  # fail here, in the parent, if CUDA is asked for and missing
-    port = choose_port()  # a busy MASTER_PORT is refused before anything is written
+    port = portability.choose_port()  # a busy MASTER_PORT is refused before anything is written
     trainer = trainer_for(cfg.reduction)
     run_dir = Path(cfg.run_dir)
     log_dir = run_dir / "logs"
@@ -256,7 +205,7 @@ def _launch(cfg: TrainConfig, quiet: bool, on_start, launched: str) -> dict:
     except (ValueError, TypeError, KeyError, OSError) as err:  # data or tokenizer that cannot be read
         raise ConfigError(f"cannot prepare the data ({' '.join(str(err).split())[:300]}); check --data-source, "
                           "--data-path and --tokenizer") from err
-    apply_process_group_env()  # the spawned ranks inherit it
+    portability.apply_process_group_env()  # the spawned ranks inherit it
 
     tail = RankOutput(log_dir, cfg.world_size, quiet)
     ctx = start_ranks(_spawned_worker, (trainer, cfg.to_dict(), port, str(log_dir), str(data.path)), cfg.world_size,

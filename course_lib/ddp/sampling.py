@@ -31,6 +31,11 @@ class ResumableDistributedSampler(DistributedSampler):
         super().__init__(range(n), num_replicas=num_replicas, rank=rank, shuffle=True, seed=seed, drop_last=True)
         self.n, self.global_batch_size, self.start_step, self.contiguous = n, global_batch_size, 0, contiguous
 
+    def set_epoch(self, epoch: int) -> None:
+        """The epoch whose order to draw; it starts at its first step (:meth:`set_position` moves it)."""
+        super().set_epoch(epoch)
+        self.start_step = 0
+
     @property
     def steps_per_epoch(self) -> int:
         return self.n // self.global_batch_size  # the last partial global batch is dropped

@@ -9,46 +9,32 @@ and resume iterate over. The data order is a pure function of (seed, epoch, step
 (:mod:`course_lib.ddp.sampling`), so a resumed run is bit-identical to one never interrupted.
 
 Extensions subclass :class:`Trainer` for a ``--reduction`` (:func:`register`; the kit's are in
-:mod:`course_lib.beyond`, which this module never imports) and fill in its hooks: the gradient
-sync (``gradient_sync``), a rank's place (``_take_place``), the votes at a step's end
-(``_votes``), what a lost peer raises (``_run_epoch``).
+:mod:`course_lib.beyond`, which this module never imports) and fill in the hooks its class
+docstring lists.
 """
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
-import math
 import os
 import shutil
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
 
 import torch
 import torch.distributed as dist
-import torch.nn.functional as F
-from torch.nn.parallel import DistributedDataParallel as DDP
 
+from course_lib.checkpoint import resume
 from course_lib.checkpoint import store as ckpt
 from course_lib.checkpoint.faults import EXIT_PREEMPTED, FaultInjector, GracefulStop
-from course_lib.checkpoint.resume import (
-    RankRNG,
-    check_fits,
-    extend_schedule,
-    find_checkpoint,
-    restore,
-    saved_config,
-    seed_rngs,
-)
 from course_lib.config import ConfigError, TrainConfig
 from course_lib.data.prepare import prepared_for_rank
 from course_lib.ddp.consistency import check_ranks_agree
 from course_lib.ddp.evaluation import held_out_metrics
 from course_lib.ddp.models import build_model
 from course_lib.ddp.sampling import ResumableDistributedSampler, sample_digest
+from course_lib.ddp.sync import DDPSync, GradientSync
 from course_lib.watch.monitor import Ledger, TensorBoardLogger, next_attempt
 
 TRAINERS: dict[str, type[Trainer]] = {}  # --reduction -> the Trainer that does it (extensions register theirs)
@@ -76,67 +62,15 @@ def linear_schedule(optimizer: torch.optim.Optimizer, warmup: int, total: int) -
     return torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / warm) * max(0.0, 1.0 - s / total))
 
 
-@dataclass
-class TrainState:
-    """Where the loop is, and the run it belongs to: ``trainer.pt`` of every checkpoint."""
-    epoch: int = 0            # 0-based epoch in progress
-    step_in_epoch: int = 0    # steps of that epoch already done
-    global_step: int = 0      # optimizer steps done since the run began
-    last_loss: float = math.nan
-    config: dict = field(default_factory=dict, repr=False)  # the run's settings and world size: a resume checks them
-
-    def state_dict(self) -> dict:
-        position = {k: v for k, v in dataclasses.asdict(self).items() if k != "config"}
-        return {"state": position, "config": json.dumps(self.config)}
-
-    def load_state_dict(self, saved: dict) -> None:
-        for key, value in saved["state"].items():
-            setattr(self, key, value)
-
-
-class GradientSync(Protocol):
-    """How the ranks' gradients become the global batch's in one step, chosen by ``--reduction``:
-    :class:`DDPSync`, or :class:`course_lib.beyond.invariant.InvariantStep`."""
-    model: torch.nn.Module  # what the forward pass runs through
-    contiguous: bool        # a rank's share of a global batch: every W-th sample, or one block
-    rank_rng: bool          # does each rank's RNG (dropout) belong in the checkpoint?
-
-    def run(self, step: int, indices: list[int], batch_of: Callable, autocast: Callable) -> tuple[float, float | None]:
-        """Forward + backward of this rank's ``indices``, leaving the global batch's gradient in
-        ``param.grad``; returns this rank's loss and the global loss (``None``: not known yet)."""
-
-
-class DDPSync:
-    """DDP: each rank computes the gradients of its share, and DDP all-reduces (averages) them
-    during the last backward pass of the step, bucket by bucket, while backward goes on."""
-    contiguous, rank_rng = False, True
-
-    def __init__(self, model: torch.nn.Module, device: torch.device, micro_batch: int, bucket_view: bool,
-                 skip: bool = False):
-        # gradient_as_bucket_view: the gradients *are* views into DDP's all-reduce buckets, so a
-        # step neither copies them (minilm: ~90 MB) into the buckets and back nor reallocates them
-        self.model = DDP(model, device_ids=[device.index] if device.type == "cuda" else None,
-                         gradient_as_bucket_view=bucket_view)
-        self.micro_batch, self.skip = micro_batch, skip  # skip: --skip-grad-sync (notebook 03, teaching only)
-
-    def run(self, step, indices, batch_of, autocast) -> tuple[float, None]:
-        """This rank's share in micro-batches of ``--micro-batch``: gradients accumulate locally
-        (``no_sync``) and are all-reduced once, in the last backward pass."""
-        size = self.micro_batch or len(indices)
-        parts = [indices[i:i + size] for i in range(0, len(indices), size)]
-        loss = 0.0
-        for i, part in enumerate(parts):
-            batch = batch_of(part)
-            with self.model.no_sync() if i < len(parts) - 1 or self.skip else contextlib.nullcontext(), autocast():
-                logits = self.model(batch["input_ids"], batch["attention_mask"])
-                part_loss = F.cross_entropy(logits.float(), batch["label"]) * (len(part) / len(indices))
-                part_loss.backward()  # the last one all-reduces the gradients over the ranks
-            loss += part_loss.item()
-        return loss, None
-
-
 @register("ddp")
 class Trainer:
+    """One rank's training loop (``train``), built from the config for this rank's place in the
+    group. The hooks an extension overrides, and who does: ``gradient_sync`` (the invariant
+    reduction), ``threads_per_rank`` and ``check`` (asked before any rank starts), ``_run_epoch``
+    (what a lost peer raises: the survivors' save), ``_votes`` / ``_after_votes`` (what the ranks
+    agree on at a step's end: a node waiting to join), ``_take_place``, ``_join``, ``_resume``
+    (an elastic group: its own ranks, re-formed in-process, the state from a live peer)."""
+
     def __init__(self, cfg: TrainConfig, rank: int, world_size: int, device: torch.device, report,
                  data_file: str | None = None):
         self.cfg, self.device, self.report = cfg, device, report
@@ -157,12 +91,15 @@ class Trainer:
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay, **fused)
         steps_per_epoch = len(self.train_data) // cfg.global_batch_size  # the sampler's, on any world size
         self.scheduler = linear_schedule(self.optimizer, cfg.warmup_steps, cfg.schedule_length(steps_per_epoch))
-        self.state = TrainState()
-        self.saved_step: int | None = None  # the newest step this attempt saved or resumed from: saved once
+        self.state = resume.TrainState()
+        # the newest step this attempt saved or resumed from (the same on every rank: it decides who
+        # enters a save's collectives), and on rank 0 the newest one whose commit went through
+        self.saved_step: int | None = None
+        self.committed_step: int | None = None
         self.writer = ckpt.BackgroundWriter()
         self.ledger = self.tb = None
         self._join(*self._take_place(rank, world_size))  # DDP wraps the model here (DDPSync)
-        seed_rngs(cfg.seed, self.rank)  # each rank's own RNG (dropout), saved in its checkpoints
+        resume.seed_rngs(cfg.seed, self.rank)  # each rank's own RNG (dropout), saved in its checkpoints
         if self.rank == 0:  # the run says how it was made, whatever started it
             ckpt.write_atomic(self.run_dir / "config.json", json.dumps(self.state.config, indent=2, sort_keys=True).encode())
         self.resumed_from = self._resume()
@@ -207,13 +144,18 @@ class Trainer:
     # ------------------------------------------------------------------ the loop
     def train(self) -> dict:
         t_start = time.perf_counter()
-        while self.state.epoch < self.cfg.epochs and self.state.global_step < self.total_steps:
-            self._run_epoch()
-            if self.state.step_in_epoch >= self.sampler.steps_per_epoch:
-                self.state.epoch += 1
-                self.state.step_in_epoch = 0
-                if self.cfg.save_every_epochs and self.state.epoch % self.cfg.save_every_epochs == 0:
-                    self._save_checkpoint()
+        try:
+            while self.state.epoch < self.cfg.epochs and self.state.global_step < self.total_steps:
+                self._run_epoch()
+                if self.state.step_in_epoch >= self.sampler.steps_per_epoch:
+                    self.state.epoch += 1
+                    self.state.step_in_epoch = 0
+                    if self.cfg.save_every_epochs and self.state.epoch % self.cfg.save_every_epochs == 0:
+                        self._save_checkpoint()
+        except BaseException:  # a peer lost, a stop: a background save in flight still lands first
+            with contextlib.suppress(Exception):
+                self.writer.wait()
+            raise
         self._save_checkpoint(wait=True)
         self.writer.wait()
         metrics = self.evaluate()
@@ -305,7 +247,7 @@ class Trainer:
         parts = {"model.pt": self.model, "optimizer.pt": self.optimizer, "scheduler.pt": self.scheduler,
                  "trainer.pt": self.state}
         if self.sync.rank_rng:
-            parts[f"rng-rank{self.rank}.pt"] = RankRNG()
+            parts[f"rng-rank{self.rank}.pt"] = resume.RankRNG()
         return parts
 
     def _save_checkpoint(self, wait: bool = False) -> None:
@@ -314,7 +256,7 @@ class Trainer:
         ``--async-save`` rank 0 serialises the state in memory (the snapshot) and a thread
         writes it while training goes on."""
         step, t0 = self.state.global_step, time.perf_counter()
-        if step == self.saved_step:  # e.g. the last step is also a periodic save step: one save per step
+        if step == self.saved_step and (not wait or self._committed(step)):  # one save per step
             return
         self.saved_step = step
         tmp = ckpt.tmp_dir(self.run_dir, step, self.attempt)
@@ -336,6 +278,7 @@ class Trainer:
             self.saved_step = None  # every rank knows (all-reduced): a later save of this step may try again
             if self.rank == 0:  # only this save's folder: an earlier save may still be writing its own
                 shutil.rmtree(tmp, ignore_errors=True)
+            dist.barrier()  # gone before any rank writes a retry of this step into it
             return
         if self.rank != 0:
             return
@@ -349,6 +292,14 @@ class Trainer:
         # what the loop waited for (with --async-save: the serialisation, not the writing)
         self.tb.scalars(step, **{"checkpoint/blocking_seconds": time.perf_counter() - t0})
 
+    def _committed(self, step: int) -> bool:
+        """Did rank 0 commit ``step``? Its background write may have failed after every rank counted
+        the step as saved; a final or preemption save must not trust that (a collective)."""
+        self.writer.wait()
+        done = torch.tensor([float(self.committed_step == step)], device=self.device)
+        dist.broadcast(done, src=0)
+        return done.item() > 0
+
     def _write_and_commit(self, step: int, parts: dict, meta: dict, fault) -> None:
         t0 = time.perf_counter()
         tmp = ckpt.tmp_dir(self.run_dir, step, self.attempt)
@@ -360,30 +311,36 @@ class Trainer:
             self.report.line(f"Rank 0: checkpoint at step {step} NOT saved ({err}); previous one kept")
             shutil.rmtree(tmp, ignore_errors=True)  # only its own folder: the ranks may be writing the next save's
             return
+        self.committed_step = step
         ckpt.purge(self.run_dir, self.cfg.keep_last, newest_valid=path)
         size = sum(p.stat().st_size for p in path.iterdir())
         self.tb.scalars(step, **{"checkpoint/save_seconds": time.perf_counter() - t0, "checkpoint/size_mb": size / 2**20})
 
     def _resume(self) -> int | None:
-        """``--resume``: nothing, the newest valid checkpoint (``auto``) or a named one; returns its step."""
+        """``--resume``: nothing, the newest valid checkpoint (``auto``) or a named one; returns its
+        step. Rank 0 chooses and tells the others (a collective): every rank resumes the same one."""
+        where = [None]
         if self.rank == 0:
             ckpt.remove_stale_tmp(self.run_dir)  # leftovers of a crash mid-save, before anyone saves
-        path = find_checkpoint(self.cfg, log=self.report.line if self.rank == 0 else None)
-        if path is None:
+            path = resume.find_checkpoint(self.cfg, log=self.report.line)
+            where = [str(path) if path else None]
+        dist.broadcast_object_list(where, src=0)
+        if where[0] is None:
             return None
+        path = Path(where[0])
         return self._restore(path.name, lambda name: ckpt.load_part(path, name))
 
     def _restore(self, source: str, read: Callable[[str], object], mode: str | None = None) -> int:
         """Put back the state that ``read(part name)`` gives, from checkpoint folder ``source`` (or
         an extension's live peer), after checking that it fits this run."""
         mode = mode or self.cfg.resume_mode
-        saved = saved_config(read("trainer.pt"))
-        check_fits(saved, self.cfg, self.world_size, source)
-        restore(self.stateful(), read, mode)
-        if mode == "epoch-start":
-            self.state.step_in_epoch = 0  # the textbook's resume: the partial epoch is repeated
+        saved = resume.saved_config(read("trainer.pt"))
+        resume.check_fits(saved, self.cfg, self.world_size, source)
+        resume.restore(self.stateful(), read, mode)
+        if mode == "epoch-start":  # the textbook's resume: the partial epoch is repeated (the step count and
+            self.state.step_in_epoch = 0  # the schedule go on, so the run's planned end cuts its last epoch short)
         else:
-            self.saved_step = self.state.global_step  # already on disk: a final save here would save it twice
+            self.saved_step = self.committed_step = self.state.global_step  # on disk: never saved twice
         step = self.state.global_step
         self.tb.scalars(step, **{"events/resume_from_step": step})
         self.tb.event("events/resume", f"attempt {self.attempt} resumed from {source} (mode {mode})", step)
@@ -394,19 +351,19 @@ class Trainer:
                 self.report.line(f"NOTE: a {saved['world_size']}-rank checkpoint resumed on {self.world_size} rank(s) with "
                                  "the invariant reduction: the run continues bit-identically.")
         if mode != "weights-only":  # weights-only starts a fresh schedule anyway
-            note = extend_schedule(self.optimizer, self.scheduler, TrainConfig.from_dict(saved), self.cfg,
+            note = resume.extend_schedule(self.optimizer, self.scheduler, TrainConfig.from_dict(saved), self.cfg,
                                    self.sampler.steps_per_epoch)
             if note and self.rank == 0:
                 self.report.line(note)
         return step
 
     def _preempted(self) -> None:
-        """SIGTERM (a scheduler's preemption): this step is saved, then the rank leaves with 143."""
+        """SIGTERM (a scheduler's preemption) or SIGINT: this step is saved, then the rank leaves with 143."""
+        self._save_checkpoint(wait=True)
+        self.writer.wait()
         if self.rank == 0:
             self.report.line(f"Stop requested ({self.stop.requested or 'by another rank'}): saved step "
                              f"{self.state.global_step}, exiting for a later --resume auto")
-        self._save_checkpoint(wait=True)
-        self.writer.wait()  # this step may have been saved already, in the background
         self.tb.close()
         raise SystemExit(EXIT_PREEMPTED)
 

@@ -248,7 +248,7 @@ def explain(run_dir: str | Path, text: str, top: int = 6, lang: str | None = Non
 def elastic_timeline(run_dir: str | Path, lang: str | None = None) -> pd.DataFrame:
     """Each node event of a drill, moment by moment, from the run's own records: seconds since
     the node died (or started), what happened, and which record says so (in the notebook's
-    language, :mod:`course_lib.i18n`)."""
+    language, :mod:`course_lib.lab.i18n`)."""
     lang, run_dir = resolve(lang), Path(run_dir)
     episodes = [e for e in read_jsonl(run_dir / "nodes.jsonl") if e["event"] == "lose" or "after_step" in e]
     generations = read_jsonl(run_dir / "elastic.jsonl")

@@ -40,7 +40,7 @@ class InterruptionLab:
     def __init__(self, workdir: str | Path = "runs/lab", train_limit: int = 3000, run_length: int = 40,
                  save_every_steps: int = 10, lang: str | None = None, **cfg_overrides):
         self.workdir = Path(workdir)
-        self.lang = lang = resolve(lang)  # labels in the notebook's language (course_lib.i18n)
+        self.lang = lang = resolve(lang)  # labels in the notebook's language (course_lib.lab.i18n)
         self.base = {**dict(train_limit=train_limit, epochs=2, save_every_steps=save_every_steps, log_every=10_000,
                             eval_limit=500, warmup_steps=5), **cfg_overrides}
         self.kill_step = W.IntSlider(value=run_length // 2 + 3, min=2, max=run_length, description=tr("kill at step", lang))

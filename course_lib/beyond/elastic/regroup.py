@@ -10,8 +10,9 @@ reduction the world size does not change a bit of the result, so the run goes on
 nothing had happened.
 
 :class:`ElasticTrainer` is the invariant reduction's trainer with four of the core's hooks
-filled in: its place in the group (``_take_place``), the state on joining (``_resume``), a vote at
-each step's end (``_votes``: does a node wait to join?) and a lost peer (``_peer_lost``). Every
+filled in: its place in the group (``_take_place``, ``_join``), the state on joining (``_resume``),
+a vote at each step's end (``_votes`` / ``_after_votes``: does a node wait to join?), and, from
+:class:`~course_lib.beyond.invariant_trainer.InvariantTrainer`, a lost peer (``_peer_lost``). Every
 rank of the new group runs the same collectives in the same order (``_join``, then
 ``_share_state``), newcomers from ``__init__``.
 """
@@ -26,6 +27,7 @@ from course_lib._runtime.rank_output import Reporter
 from course_lib.beyond.elastic import peer_state
 from course_lib.beyond.elastic.membership import ElasticGroup, RunFinished
 from course_lib.beyond.invariant_trainer import InvariantTrainer
+from course_lib.checkpoint import store as ckpt
 from course_lib.config import TrainConfig
 from course_lib.data.prepare import prepare_for
 from course_lib.watch.monitor import fill_ledger_gap
@@ -100,6 +102,7 @@ class ElasticTrainer(InvariantTrainer):
             self._share_state(decision)
         self._record_generation(decision, noticed=noticed, formed=formed)
         self._parts = None
+        self.saved_step = self.state.global_step  # saved (rank 0 or the survivors did): the same on every member
         if self.rank == 0:
             self.report.line(f"The group re-formed in-process on {decision.world_size} rank(s) ({reason}), "
                              f"{time.time() - noticed:.2f} s after it noticed; step {self.state.global_step + 1} next")
@@ -123,7 +126,8 @@ class ElasticTrainer(InvariantTrainer):
         dist.barrier()
         if self.rank not in receivers:
             return None
-        step = super()._resume()
+        path = ckpt.checkpoint_root(self.run_dir) / ckpt.step_dir_name(decision.step)  # not --resume: that step
+        step = self._restore(path.name, lambda name: ckpt.load_part(path, name), "full")
         self._state_received = {"via": "checkpoint", "seconds": time.perf_counter() - t0, "from_rank": source}
         return step
 
