@@ -64,17 +64,20 @@ def test_torchrun_restarts_a_killed_worker_unattended(reference, tmp_path):
     assert compare_runs(reference, tmp_path / "elastic")["identical"]
 
 
-def test_cli_contract(reference, tmp_path):
+def test_cli_contract(reference, tmp_path, capsys):
+    """Exit codes: 0 done, 1 a finding (runs differ, a checkpoint corrupt), 2 a usage error, 3 a run
+    interrupted. The interrupted run is a real process (its code is what a scheduler reads); the
+    rest go through the command line's own ``main`` in this process (tests/test_bad_input.py runs
+    the real ``python -m course_lib`` for usage errors)."""
+    from course_lib.cli import main
+
     assert_run_directory(reference)  # started by launch()
-    assert cli("compare", reference, reference).returncode == 0
-    assert cli("verify", reference).returncode == 0
     interrupted = cli("train", *cfg_args(small_cfg(tmp_path / "k", kill_at_step=8, kill_rank=0)))
     assert interrupted.returncode == 3 and "SIGKILL" in interrupted.stderr
     assert (tmp_path / "k" / "config.json").is_file()  # rank 0 wrote it before its first step
-    differ = cli("compare", reference, tmp_path / "k")
-    assert differ.returncode == 1 and "DIFFERENT" in differ.stdout
+    capsys.readouterr()
+    assert main(["compare", str(reference), str(tmp_path / "k")]) == 1 and "DIFFERENT" in capsys.readouterr().out
     newest = sorted((tmp_path / "k" / "checkpoints").glob("step-*"))[-1]
     (newest / "model.pt").write_bytes(b"x")
-    v = cli("verify", tmp_path / "k")
-    assert v.returncode == 1 and "CORRUPT" in v.stdout
-    assert cli("verify", tmp_path / "nothing").returncode == 2  # not a run directory: a usage error
+    assert main(["verify", str(tmp_path / "k")]) == 1 and "CORRUPT" in capsys.readouterr().out
+    assert main(["verify", str(tmp_path / "nothing")]) == 2  # not a run directory: a usage error
