@@ -19,7 +19,7 @@ Where each idea lives (``module:name``; ``tests/test_structure.py`` checks that 
 
     one process per rank       course_lib.ddp.launch:launch -> course_lib._runtime.rank_start:start_ranks
     one rank                   course_lib.ddp.launch:run_rank
-    DDP wraps the model        course_lib.ddp.train:Trainer.gradient_sync -> course_lib.ddp.train:DDPSync
+    DDP wraps the model        course_lib.ddp.train:Trainer.gradient_sync -> course_lib.ddp.sync:DDPSync
     one optimizer step         course_lib.ddp.train:Trainer._run_batch
     the sampler's position     course_lib.ddp.sampling:ResumableDistributedSampler.set_position
     what a checkpoint holds    course_lib.ddp.train:Trainer.stateful
