@@ -23,6 +23,7 @@ BENCHMARKS = {
     "save_interval": (["save_interval_bench.py"], 95),
     "pipeline": (["pipeline_bench.py"], 3),
     "notebook_times": (["notebook_times.py"], 35),
+    "kit_commands": (["kit_commands.py"], 20),
 }
 
 

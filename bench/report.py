@@ -240,6 +240,21 @@ def pipeline(r: dict) -> tuple[list, str]:
     return rows, ""
 
 
+def kit_commands(r: dict) -> tuple[list, str]:
+    def runs(rows: list) -> str:
+        return " / ".join(f"{x['seconds']:.0f} s" for x in rows)
+
+    rows = [("`python3 kit.py`: first run (sets up `.venv`) / second run", runs(r["command_1"]), "one command", None),
+            ("`python3 kit.py test`: first run / second run (the default suite)", runs(r["command_2"]), "one command",
+             None)]
+    if "ci" in r:
+        ci = r["ci"]
+        rows.append(("`bash .ci/run` on a clean clone (set-up, the quick main job, the full suite with `-n 2`)",
+                     f"{ci['seconds'] / 60:.1f} min ({ci.get('passed', '?')} passed, tests {ci.get('tests_seconds', '?')} s)",
+                     "< 15 min", ci["under_budget"] and not ci["exit_code"]))
+    return rows, ""
+
+
 def gpu(r: dict) -> tuple[list, str]:
     compare = r["compare_after_kill"].strip().splitlines()
     rows = [(f"minilm fine-tuned on {r['world_size']} GPU(s) ({', '.join(r['machine'].get('gpus', []))}), bf16: "
@@ -300,6 +315,7 @@ SECTIONS = [("Station 1 · near-duplicate detection", "near_dup", near_dup),
             ("Station 5 · a node lost and gained back (torchrun elastic)", "elastic", elastic),
             ("Stations 4 + 5 · how often to save, under real random failures", "save_interval", save_interval),
             ("Stations 1-5 · the main job", "pipeline", pipeline),
+            ("The README's two commands and CI, on fresh clones", "kit_commands", kit_commands),
             ("GPU check (`bench/gpu_check.sh`)", "gpu_check", gpu)]
 
 

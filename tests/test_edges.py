@@ -44,14 +44,19 @@ def test_extending_a_run_with_a_fixed_schedule_is_bit_identical_to_planning_it_t
 
 
 @pytest.mark.slow
-def test_a_run_killed_three_times_by_one_repeated_command_is_bit_identical(reference_run, tmp_path):
+def test_a_run_killed_three_times_by_one_repeated_command_is_bit_identical(reference_run, tmp_path, capsys):
+    """The command line's own ``main``, in this process (test_torchrun_cli.test_cli_contract
+    checks the exit code of a real ``python -m course_lib train``)."""
     ref = reference_run
     run = tmp_path / "run"
     args = cfg_args(small_cfg(run, kill_at_step=[8, 17, 26], kill_rank=[1, 0, 1],
                               kill_mode=["sigkill", "sigterm", "during-save"], resume="auto"))
-    codes = [cli("train", *args) for _ in range(4)]  # the same command line, as a scheduler would repeat it
-    assert [c.returncode for c in codes] == [3, 3, 3, 0], [c.stderr[-500:] for c in codes]
-    assert "already fired" in codes[3].stdout
+    codes, outs = [], []
+    for _ in range(4):  # the same command line, as a scheduler would repeat it
+        codes.append(main(["train", *args]))
+        outs.append(capsys.readouterr())
+    assert codes == [3, 3, 3, 0], [o.err[-500:] for o in outs]
+    assert "already fired" in outs[3].out
     fired = [json.loads(line) for line in (run / "faults.jsonl").read_text().splitlines()]
     assert [(f["step"], f["rank"], f["attempt"]) for f in fired] == [(8, 1, 1), (17, 0, 2), (26, 1, 3)]
     result = compare_runs(ref, run)
@@ -60,13 +65,14 @@ def test_a_run_killed_three_times_by_one_repeated_command_is_bit_identical(refer
 
 
 @pytest.mark.slow
-def test_a_kill_that_cannot_fire_says_so(tmp_path):
+def test_a_kill_that_cannot_fire_says_so(tmp_path, capsys):
     run = tmp_path / "run"
     launch(small_cfg(run, max_steps=12), quiet=True)
-    out = cli("train", *cfg_args(small_cfg(run, epochs=3, max_steps=20, resume="auto", kill_at_step=[4, 50])))
-    assert out.returncode == 0, out.stderr
-    assert "kill at step 4 will not fire: this attempt resumes after step 12" in out.stdout
-    assert "kill at step 50 will not fire: the run ends at step 20" in out.stdout
+    capsys.readouterr()
+    assert main(["train", *cfg_args(small_cfg(run, epochs=3, max_steps=20, resume="auto", kill_at_step=[4, 50]))]) == 0
+    out = capsys.readouterr()
+    assert "kill at step 4 will not fire: this attempt resumes after step 12" in out.out
+    assert "kill at step 50 will not fire: the run ends at step 20" in out.out
 
 
 @pytest.mark.parametrize("args,expected", [
