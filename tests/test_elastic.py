@@ -44,9 +44,11 @@ def test_a_nodes_worker_is_found_through_proc():
 
 
 def drill_cfg(run_dir, **kw):
-    # 300 steps of ~25 ms: room for a node to die, the group to re-form, and a node to start (~5 s) and join
+    # 300 steps of ~25 ms: room for a node to die, the group to re-form, and a node to start (~5 s) and join.
+    # Heartbeats of 0.5 s: a member silent for 2.5 s (not 1 s) is dead, since under `pytest -n 2` another
+    # test's processes share the 2 cores and a starved member must not be taken for a lost one
     return small_cfg(run_dir, reduction="invariant", train_limit=4000, epochs=6, threads_per_rank=1, timeout_s=30,
-                     keep_last=100, **kw)
+                     keep_last=100, elastic_heartbeat_s=0.5, **kw)
 
 
 @pytest.fixture(scope="module")
