@@ -241,8 +241,8 @@ def pipeline(r: dict) -> tuple[list, str]:
 
 
 def kit_commands(r: dict) -> tuple[list, str]:
-    def runs(rows: list) -> str:
-        return " / ".join(f"{x['seconds']:.0f} s" for x in rows)
+    def runs(tries: list) -> str:
+        return " / ".join(f"{t['seconds']:.0f} s" for t in tries)
 
     rows = [("`python3 kit.py`: first run (sets up `.venv`) / second run", runs(r["command_1"]), "one command", None),
             ("`python3 kit.py test`: first run / second run (the default suite)", runs(r["command_2"]), "one command",
