@@ -8,9 +8,8 @@ import textwrap
 import torch
 
 from course_lib._runtime.portability import free_port
-from course_lib.beyond.elastic.peer_state import digest_of_checkpoint
+from course_lib.beyond.elastic.peer_state import digest_of_checkpoint, training_state_digest
 from course_lib.checkpoint import store as ckpt
-from course_lib.ddp.consistency import state_digest
 
 STATE = """
 import torch
@@ -21,20 +20,19 @@ sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 1.0 / (s + 1))
 model(torch.tensor([[1, 2, 3]])).sum().backward()
 opt.step(); sched.step()
 parts = {"model.pt": model.state_dict(), "optimizer.pt": opt.state_dict(), "scheduler.pt": sched.state_dict(),
-         "trainer.pt": {"state": {"epoch": 0, "global_step": 1, "last_loss": 0.5}, "config": "{}"}}
+         "trainer.pt": {"state": {"epoch": 0, "global_step": 1, "last_loss": 0.5}, "config": '{"world_size": 2}'}}
 """
 
 RANK = """
 import json, sys
 from datetime import timedelta
 import torch.distributed as dist
-from course_lib.beyond.elastic.peer_state import share
-from course_lib.ddp.consistency import state_digest
+from course_lib.beyond.elastic.peer_state import share, training_state_digest
 rank, port = int(sys.argv[1]), int(sys.argv[2])
 dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=2,
                         timeout=timedelta(seconds=30))
 received, info = share(parts if rank == 0 else None, 0, [1], rank)
-print(json.dumps({"mine": state_digest(received or parts), "info": info}))
+print(json.dumps({"mine": training_state_digest(received or parts), "info": info}))
 """
 
 
@@ -44,12 +42,25 @@ def test_digest_is_of_the_content_not_of_the_bytes(tmp_path):
     parts = namespace["parts"]
     for name, obj in parts.items():
         ckpt.write_part(tmp_path, name, obj)
-    assert digest_of_checkpoint(tmp_path) == state_digest(parts)  # written and read back: the same digest
+    assert digest_of_checkpoint(tmp_path) == training_state_digest(parts)  # written and read back: the same digest
     parts["model.pt"] = {k: v.clone() for k, v in parts["model.pt"].items()}  # another container, other bytes
-    assert state_digest(parts) == digest_of_checkpoint(tmp_path)
+    assert training_state_digest(parts) == digest_of_checkpoint(tmp_path)
     flipped = parts["model.pt"]["1.bias"]
     flipped.view(torch.int32)[0] ^= 1  # one bit
-    assert state_digest(parts) != digest_of_checkpoint(tmp_path)
+    assert training_state_digest(parts) != digest_of_checkpoint(tmp_path)
+
+
+def test_the_digest_is_of_the_state_not_of_the_group_that_holds_it():
+    """Step 26 held by a group of one and by a group of two: the same state (a newcomer handed a
+    step, then left alone before its first step, saves it from a group of another size)."""
+    namespace = {"SEED": 0}
+    exec(STATE, namespace)
+    parts = namespace["parts"]
+    trainer = parts["trainer.pt"]
+    as_one = {**parts, "trainer.pt": {**trainer, "config": '{"world_size": 1}'}}
+    assert training_state_digest(as_one) == training_state_digest(parts)
+    one_step_on = {**parts, "trainer.pt": {**trainer, "state": {**trainer["state"], "global_step": 2}}}
+    assert training_state_digest(one_step_on) != training_state_digest(parts)
 
 
 def test_a_newcomer_receives_the_senders_state_bit_equal():

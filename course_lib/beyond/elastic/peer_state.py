@@ -8,10 +8,10 @@ rest (the structure, numbers, strings) as JSON. No pickle, no ``torch.save``: se
 ``minilm``'s 258 MB, copying the bytes around and loading them back cost 3.5 s here, the
 tensors alone a fraction of it.
 
-Both sides compute :func:`~course_lib.ddp.consistency.state_digest` (a sha256 of every tensor and number, by name, so it does
-not depend on how the state was packed): the receiver checks its digest against the sender's,
-and anyone can check it against the checkpoint of the same step (:func:`digest_of_checkpoint`).
-The checkpoint is still written: disk stays the fallback.
+Both sides compute :func:`training_state_digest` (a sha256 of every tensor and number, by name,
+so it does not depend on how the state was packed): the receiver checks its digest against the
+sender's, and anyone can check it against the checkpoint of the same step
+(:func:`digest_of_checkpoint`). The checkpoint is still written: disk stays the fallback.
 """
 from __future__ import annotations
 
@@ -28,9 +28,18 @@ from course_lib.ddp.consistency import state_digest
 STATE_PARTS = ckpt.STATE_PARTS  # model.pt, optimizer.pt, scheduler.pt, trainer.pt
 
 
+def training_state_digest(parts: dict) -> str:
+    """:func:`~course_lib.ddp.consistency.state_digest` of what training goes on from: every part
+    but the group ``trainer.pt`` records (its ``config`` holds the world size of the member's group
+    when the state was taken). Two members can hold one step in groups of different sizes: a
+    newcomer handed step 26 by a group of one, then left alone before its first step, saves step
+    26 as a member of a group of two. Their states are the same bits; only that record differs."""
+    return state_digest({**parts, "trainer.pt": parts["trainer.pt"]["state"]})
+
+
 def digest_of_checkpoint(path) -> str:
-    """:func:`state_digest` of a checkpoint's state parts, read from disk."""
-    return state_digest({name: ckpt.load_part(path, name) for name in STATE_PARTS})
+    """:func:`training_state_digest` of a checkpoint's state parts, read from disk."""
+    return training_state_digest({name: ckpt.load_part(path, name) for name in STATE_PARTS})
 
 
 def _pack(value, tensors: list):
@@ -88,7 +97,7 @@ def share(parts: dict | None, source: int, receivers: list[int], rank: int) -> t
     if rank == source:
         skeleton = _pack(parts, tensors)
         header = json.dumps({"skeleton": skeleton, "shapes": [[str(t.dtype)[6:], list(t.shape)] for t in tensors],
-                             "digest": state_digest(parts)}).encode()
+                             "digest": training_state_digest(parts)}).encode()
     meta = json.loads(_broadcast_bytes(header, source, group))
     shapes = [(getattr(torch, dtype), torch.Size(shape)) for dtype, shape in meta["shapes"]]
     received = [None] * len(shapes)
@@ -103,7 +112,7 @@ def share(parts: dict | None, source: int, receivers: list[int], rank: int) -> t
     if rank == source:
         return None, {**info, "seconds": time.perf_counter() - t0}
     state = _unpack(meta["skeleton"], received)
-    digest = state_digest(state)
+    digest = training_state_digest(state)
     if digest != meta["digest"]:
         raise RuntimeError(f"the state received from rank {source} does not match its digest "
                            f"({digest[:12]} != {meta['digest'][:12]}): not using it")
