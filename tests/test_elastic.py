@@ -100,8 +100,8 @@ def test_a_crash_the_loss_of_rank_0s_node_and_a_node_gained_back_cost_no_bit(ref
     assert alone == {survivor} and alone < before and alone < after and len(after - before) == 1
     _crash, lost, gained = result["events"]
     assert 0 < lost["seconds_to_first_step"] < 10 and 0 < gained["seconds_to_first_step"] < 30
-    # every member that joined a running group took the state from a live peer's memory,
-    # bit-equal to the checkpoint of that step
+    # every member that joined a running group took the state from a live peer's memory, bit-equal
+    # to the checkpoint of that step (whichever member saved it: peer_state.training_state_digest)
     joined = [r for r in rows if r.get("state")]
     assert joined and all(j["state"]["via"] == "peer" for j in joined)
     for j in joined:
