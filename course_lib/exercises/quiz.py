@@ -1,221 +1,343 @@
-"""A self-check quiz per notebook: the chapter's takeaways and what the kit measured.
+"""A self-check quiz per notebook: the chapter's takeaways and what the learner saw in the notebook.
 
 ``quiz("04")`` returns an ipywidgets box, one question per row: choose an answer, click
-"check", read why. Every wrong answer has its explanation. The options are shuffled, with a seed
-of (notebook, question number): the right one is not always first, and the order is the same in
-every run and in both editions. A number a question states comes from where it says (a bench
-result file, docs/guarantee.md, the data themselves); tests/test_exercises.py keeps them in step.
+"check", read why. Every option has its explanation, the right one too, shown only after a
+choice: an option is a short answer, never its own argument. The options are shuffled, with a
+seed of (notebook, question number), so the order is the same in every run and in both editions.
+
+What a question may state: the chapter's own numbers and what follows from them by arithmetic,
+what the learner saw in a cell of the notebook (asked about, not quoted: a notebook run with other
+parameters shows other figures), and a benchmark figure only with the file it comes from.
+``tests/test_exercises.py`` finds every number in every question and option and checks it
+against its source; it also keeps the options of a question of comparable length, with the
+right one the longest in no more than about a third of the questions.
+
 Offline; driven in the tests by setting ``.value`` and calling ``.click()`` (ipywidgets' own
 way), no browser needed.
 """
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 
 import ipywidgets as W
 
 from course_lib.lab import i18n
 
-# (question), [(answer, why it is wrong or None when right), ...]; each text as (English, Chinese);
-# the right answer is written first here and shuffled when shown (options())
-QUESTIONS = {
+
+@dataclass(frozen=True)
+class Option:
+    """One answer of a question: its text and why it is right or wrong, each as (English, Chinese)."""
+    text: tuple[str, str]
+    why: tuple[str, str]
+    right: bool = False
+
+
+def right(en: str, zh: str, why_en: str, why_zh: str) -> Option:
+    return Option((en, zh), (why_en, why_zh), True)
+
+
+def wrong(en: str, zh: str, why_en: str, why_zh: str) -> Option:
+    return Option((en, zh), (why_en, why_zh))
+
+
+# notebook -> [((question in English, in Chinese), [Option, ...]), ...]; the right option is written
+# first here and shuffled when shown (options())
+QUESTIONS: dict[str, list[tuple[tuple[str, str], list[Option]]]] = {
     "01": [
-        (("The chapter removes duplicates with set() of the cleaned texts. On the 25,000 offline IMDB reviews, what "
-          "does it find?", "本章对清洗后的文本用 set() 去重。在 25,000 条离线 IMDB 影评上它能找到什么？"),
-         [(("98 identical copies (25,000 -> 24,902); lightly edited re-posts slip through",
-            "98 条完全相同的副本（25,000 -> 24,902）；稍作改动的转贴会漏掉"), None),
-          (("every near-duplicate as well", "连近似重复也全部找到"),
-           ("set() compares whole strings: one changed word makes another string. The near-duplicate step (Jaccard "
-            ">= 0.8) found 19 more pairs among the 24,902 that set() kept.",
-            "set() 比较整个字符串：改一个词就是另一个字符串。近似去重（Jaccard >= 0.8）在 set() 留下的 24,902 条里"
-            "又找出了 19 对。")),
-          (("nothing: IMDB has no duplicates", "什么也找不到：IMDB 没有重复"),
-           ("Once cleaned, the offline train split holds 98 copies (measured: 25,000 -> 24,902).",
-            "清洗之后，离线训练集里有 98 条副本（实测：25,000 -> 24,902）。"))]),
-        (("Why deduplicate before splitting into train and held-out reviews?", "为什么要先去重、再划分训练集和留出集？"),
-         [(("so that no review has a copy on both sides: a copy in both makes the held-out score measure memory",
-            "这样就没有影评在两边都有副本：两边都有，留出集分数测的就是记忆力"), None),
-          (("to make training faster", "为了让训练更快"),
-           ("Removing 0.4% of the reviews saves almost no time; the reason is the leak across the split.",
-            "去掉 0.4% 的影评几乎不省时间；真正的原因是跨越划分的泄漏。")),
-          (("because the split needs sorted data", "因为划分需要排好序的数据"),
-           ("The split is a seeded stratified sample and needs no order; copies on both sides are the problem.",
-            "划分是带种子的分层抽样，不需要排序；问题在于两边都有副本。"))]),
-        (("A review is cut into chunks of 50 words with an overlap of 10. What does the overlap buy?",
-          "一条影评切分成每个片段 50 个词、相邻片段重叠 10 个词。重叠有什么用？"),
-         [(("a phrase cut at a chunk boundary appears whole in one of the two chunks",
-            "在片段边界被切断的短语，会完整地出现在相邻两个片段之一"), None),
-          (("fewer chunks", "片段更少"),
-           ("Overlap means more chunks, not fewer: each new chunk advances 40 words, not 50.",
-            "有重叠，片段只会更多：每个新片段只前进 40 个词，而不是 50 个。")),
-          (("nothing: it only duplicates words", "没用，只是重复了词"),
-           ("Without overlap a sentence split across two chunks is whole in neither; the model never sees it together.",
-            "没有重叠，跨两个片段的句子在哪个片段里都不完整，模型永远看不到它的全貌。"))]),
+        (("Section 3 ran the chapter's set() on every cleaned review. What did it remove?",
+          "第 3 节对清洗后的全部影评跑了本章的 set()。它去掉了什么？"),
+         [right("only copies identical to the character", "只有一字不差的副本",
+                "set() compares whole strings. A re-post with one word changed is another string and stays; section 4 "
+                "found such pairs among the texts set() kept.",
+                "set() 比较的是整个字符串。改了一个词的转贴就是另一个字符串，会留下来；第 4 节在 set() 留下的文本里"
+                "找到了这样的近似重复。"),
+          wrong("every copy, lightly edited ones too", "所有副本，包括稍作改动的",
+                "Cleaning only normalises markup, entities and spaces. One changed word makes another string, which "
+                "set() keeps: that is what section 4 is for.",
+                "清洗只统一了 HTML 标记、实体和空白。改一个词就是另一个字符串，set() 会把它留下：第 4 节正是为此而设。"),
+          wrong("nothing: the cleaned texts are unique", "什么也没去掉：清洗让文本各不相同",
+                "Cleaning makes copies *more* alike, not less: section 3's table shows fewer unique texts than reviews.",
+                "清洗只会让副本更像，而不是更不像：第 3 节的表里，不同文本的条数比影评条数少。")]),
+        (("What does set(cleaned_data) lose that a training set needs?", "set(cleaned_data) 丢掉了训练集需要的什么？"),
+         [right("the labels and a repeatable order", "标签，以及可重复的顺序",
+                "A set holds texts only, so each text's label is gone, and its order comes from string hashes that "
+                "Python salts anew in every process. exact_dedup keeps both.",
+                "集合里只有文本，每条文本的标签就没了；它的顺序来自字符串哈希，而 Python 每个进程都重新加盐。"
+                "exact_dedup 两样都保留。"),
+          wrong("the punctuation and the upper case", "标点和大写字母",
+                "set() does not change a text; it keeps one of each identical group as it is.",
+                "set() 不改动文本；每组一模一样的文本，它原样留下一条。"),
+          wrong("nothing: it only drops the copies", "什么也没丢：它只去掉副本",
+                "It drops more than copies: the label of every text, and any fixed order.",
+                "它丢掉的不只是副本：还有每条文本的标签，以及任何固定的顺序。")]),
+        (("Why deduplicate before splitting into train and held-out reviews?", "为什么要先去重，再划分训练集和留出集？"),
+         [right("so that no review has a copy on each side", "免得同一条影评两边各有一份",
+                "A copy in training and one held out makes the held-out score measure memory. Near-duplicates can "
+                "still leak, which section 7 counts.",
+                "训练集里有一份、留出集里也有一份，留出集分数测的就是记忆力。近似重复仍可能泄漏，第 7 节会统计。"),
+          wrong("because fewer reviews train much faster", "因为影评少了，训练会快很多",
+                "The copies are a tiny share of the reviews; removing them saves almost no time. The reason is the "
+                "leak across the split.",
+                "副本只占影评的很小一部分，去掉它们几乎不省时间。真正的原因是跨越划分的泄漏。"),
+          wrong("because a stratified split needs sorted data", "因为分层划分需要排好序的数据",
+                "The split is a seeded stratified sample and needs no order; copies on both sides are the problem.",
+                "划分是带种子的分层抽样，不需要排序；问题在于两边都有副本。")]),
+        (("A review is cut into chunks of 50 words that overlap by 10. What does the overlap buy?",
+          "一条影评切分成每段 50 个词、相邻两段重叠 10 个词的片段。重叠有什么用？"),
+         [right("a phrase cut at a chunk's edge is whole in the next", "在边上被切断的短语，下一段里是完整的",
+                "Each chunk starts 40 words after the previous one, so the last 10 words of a chunk open the next.",
+                "每个片段比前一个晚 40 个词开始，所以一个片段的最后 10 个词也是下一个片段的开头。"),
+          wrong("fewer chunks, since the shared words count once", "同一条影评切出的片段更少，重叠的词只算一次",
+                "Overlap means more chunks, not fewer: each new chunk advances 40 words, not 50.",
+                "有重叠，片段只会更多：每个新片段只前进 40 个词，而不是 50 个。"),
+          wrong("nothing useful: those 10 words are simply trained twice", "没什么用：这 10 个词只是被训练两遍",
+                "Without overlap a sentence split across two chunks is whole in neither; the model never reads it "
+                "together.",
+                "没有重叠，跨两个片段的句子在哪个片段里都不完整，模型永远读不到它的全貌。")]),
     ],
     "02": [
-        (("The chapter's example: WordPiece splits 'unbelievable' into pieces. bert-base-uncased keeps it whole. Why?",
-          "本章的例子：WordPiece 会把 'unbelievable' 拆成几个子词。bert-base-uncased 却把它整个保留。为什么？"),
-         [(("whether a word splits depends on the vocabulary: a frequent word has its own entry among the 30,522",
-            "一个词拆不拆取决于词表：常见词在 30,522 个词条里有自己的一条"), None),
-          (("WordPiece never splits words", "WordPiece 从不拆词"),
-           ("It does: a word missing from the vocabulary is split into pieces, the later ones marked '##'.",
-            "会拆的：词表里没有的词会拆成几个子词，后面的子词以 '##' 开头。")),
-          (("the tokenizer is broken", "分词器坏了"),
-           ("Its vocabulary size is asserted (30,522) when it loads; the chapter's example simply used another "
-            "vocabulary.", "加载时会核对词表大小（30,522）；本章的例子只是用了另一份词表。"))]),
+        (("The chapter's example: WordPiece splits 'unbelievable' into pieces. Section 2 showed bert-base-uncased "
+          "keeping it whole. Why?", "本章的例子：WordPiece 把 'unbelievable' 拆成几个子词。第 2 节里 bert-base-uncased "
+          "却把它整个保留。为什么？"),
+         [right("its vocabulary has an entry for the whole word", "它的词表里有这个词的整词条目",
+                "Whether a word splits depends on the vocabulary: a frequent word earns an entry of its own among the "
+                "30,522. The small vocabulary of section 2 splits it.",
+                "一个词拆不拆取决于词表：常见词在 30,522 个词条里有自己的一条。第 2 节训练的小词表就把它拆开了。"),
+          wrong("WordPiece splits only words with a hyphen in them", "WordPiece 只拆带连字符的词",
+                "It does: 'unwatchable' came out as un · ##watch · ##able in the same table.",
+                "会拆的：同一张表里 'unwatchable' 被拆成了 un · ##watch · ##able。"),
+          wrong("the tokenizer loaded without its vocabulary", "分词器加载时没带上词表",
+                "Its vocabulary size is checked when it loads (30,522); the chapter's example simply assumed another "
+                "vocabulary.", "加载时会核对词表大小（30,522）；本章的例子只是假定了另一份词表。")]),
         (("What does attention_mask tell the model?", "attention_mask 告诉模型什么？"),
-         [(("which positions hold real tokens (1) and which are padding (0)",
-            "哪些位置是真实词元（1），哪些是填充（0）"), None),
-          (("which tokens are important", "哪些词元更重要"),
-           ("It is not a weight: it only marks padding, so that a padded review is predicted as it is alone.",
-            "它不是权重：只标出填充，使填充后的影评与单独输入时预测相同。")),
-          (("where each sentence ends", "每个句子在哪里结束"),
-           ("Sentence ends are tokens like any other; the mask only separates the review from its padding.",
-            "句子结尾也只是普通词元；注意力掩码只区分影评本身和填充。"))]),
-        (("Dynamic padding plus length grouping, against padding every batch to max_length: what did the kit measure?",
-          "动态填充加按长度分组，与每个批次都填充到 max_length 相比，本套件测得什么？"),
-         [(("96% fewer padded tokens", "填充的词元减少了 96%"), None),
-          (("about the same padding", "填充差不多"),
-           ("Padding to 256 makes most of a batch padding for short reviews; grouping similar lengths removed 96% "
-            "of it (bench/results/tokenizer.json).", "填充到 256 时，短影评的批次大部分是填充；把长度相近的放在一起，"
-            "去掉了其中 96%（bench/results/tokenizer.json）。")),
-          (("more padding, but faster", "填充更多，但更快"),
-           ("Grouping means less padding, never more: every batch is padded only to its own longest review.",
-            "分组只会减少填充：每个批次只填充到本批次最长的影评。"))]),
+         [right("which positions hold real tokens, which padding", "哪些位置是真实词元，哪些是填充",
+                "1 for a real token, 0 for padding: the model leaves the zeros out, so a padded review is read as it is "
+                "alone.", "真实词元为 1，填充为 0：模型不看为 0 的位置，所以填充后的影评和单独输入时读到的一样。"),
+          wrong("how much each token should weigh in the prediction", "每个词元在预测中该占多大分量",
+                "It is not a weight: it is 0 or 1, and it only marks padding.",
+                "它不是权重：只有 0 和 1，只用来标出填充。"),
+          wrong("where each sentence of the review ends", "影评里每个句子在哪里结束",
+                "A sentence's end is a token like any other; the mask only separates the review from its padding.",
+                "句子结尾也只是普通词元；注意力掩码只区分影评本身和填充。")]),
+        (("Section 4 compared three ways to make batches. Why does length grouping pad the least?",
+          "第 4 节比较了三种组批次的办法。为什么按长度分组填充得最少？"),
+         [right("reviews of similar length need little padding", "长度相近的影评只需要很少的填充",
+                "Each batch is padded to its own longest review; when its reviews are of similar length, that is close "
+                "to every one of them.",
+                "每个批次只填充到本批次最长的影评；批次里的影评长度相近，这个长度就和每条都差不多。"),
+          wrong("it cuts every review to the batch's shortest one", "它把每条影评截断到本批次最短的那条",
+                "Nothing is cut: every token of every review is still in its batch.",
+                "什么也没截掉：每条影评的每个词元都还在它的批次里。"),
+          wrong("it skips the padded positions in the loss", "它在计算损失时跳过填充的位置",
+                "The loss is one number per review; what padding costs is the computation on padded positions, and "
+                "grouping makes fewer of them.",
+                "损失是每条影评一个数；填充的代价在于对填充位置的计算，分组让这样的位置变少。")]),
+        (("Section 6 scored one review in two batches, ignoring the mask. Why did its answer change?",
+          "第 6 节忽略注意力掩码，把同一条影评放在两个批次里打分。为什么答案变了？"),
+         [right("the padding joined the average the model pools", "填充词元混进了模型求的平均",
+                "The bag model averages the vectors of every position it is told to read; without the mask that "
+                "includes the padding, whose amount depends on the batch-mates.",
+                "词 n-gram 袋模型对它被告知要读的每个位置的向量求平均；没有掩码，填充也算在内，而填充有多少取决于"
+                "同批次的其他影评。"),
+          wrong("dropout was still switched on while the model scored", "模型打分时 dropout 还开着",
+                "Scoring runs in eval mode, without dropout: with the mask the answers were the same in every batch.",
+                "打分在 eval 模式下进行，没有 dropout：带上掩码时，每个批次里的答案都一样。"),
+          wrong("the other reviews' labels leaked into it", "同批次其他影评的标签泄漏进来了",
+                "Labels are not an input of the model; only the token ids and the mask are.",
+                "标签不是模型的输入；输入只有词元编号和注意力掩码。")]),
     ],
     "03": [
         (("Two ranks, 16 steps an epoch, 32 reviews per rank and step: how many reviews does one epoch train on?",
           "两个 Rank，每个 epoch 16 步，每个 Rank 每步 32 条：一个 epoch 训练多少条影评？"),
-         [(("1,024 (16 x 32 x 2)", "1,024 条（16 x 32 x 2）"), None),
-          (("512", "512 条"), ("That is one rank's share. The ranks divide the epoch between them: together 1,024.",
-                              "那只是一个 Rank 的份额。各 Rank 分担同一个 epoch：合起来 1,024 条。")),
-          (("2,048: each rank trains on all of them", "2,048 条：每个 Rank 都训练全部"),
-           ("DistributedSampler gives each rank a disjoint half; no review is seen twice in an epoch.",
-            "DistributedSampler 给每个 Rank 不重叠的一半；一个 epoch 里没有影评被看两次。"))]),
-        (("You forget sampler.set_epoch(epoch). What does the ledger show?",
-          "忘了调用 sampler.set_epoch(epoch)，训练账本会显示什么？"),
-         [(("every epoch repeats epoch 1's order", "每个 epoch 都重复第 1 个 epoch 的顺序"), None),
-          (("both ranks train on the same reviews", "两个 Rank 训练相同的影评"),
-           ("The ranks still get disjoint shares; what repeats is the order, epoch after epoch.",
-            "各 Rank 的份额仍然互不重叠；重复的是一个又一个 epoch 的顺序。")),
-          (("the run crashes", "训练崩溃"),
-           ("Nothing fails: the run goes on, silently less random. Only the ledger shows it.",
-            "什么都不会报错：训练照常进行，只是悄悄地不再随机。只有训练账本能看出来。"))]),
+         [right("1,024: 16 x 32 on each of 2 ranks", "1,024 条：2 个 Rank 各 16 x 32",
+                "The ranks share the epoch between them: each trains on its own 512, disjoint from the other's.",
+                "各 Rank 分担同一个 epoch：每个 Rank 训练自己的 512 条，与另一个 Rank 的互不重叠。"),
+          wrong("512: the two ranks share each batch", "512 条：两个 Rank 共用同一个批次的影评",
+                "512 is one rank's share. Each rank has batches of its own: together 1,024.",
+                "512 只是一个 Rank 的份额。每个 Rank 有自己的批次：合起来 1,024 条。"),
+          wrong("2,048: each rank trains on all of them", "2,048 条：每个 Rank 都把全部影评训练一遍",
+                "DistributedSampler gives each rank a disjoint half; no review is seen twice in an epoch.",
+                "DistributedSampler 给每个 Rank 不重叠的一半；一个 epoch 里没有影评被看两次。")]),
+        (("In section 3 the 2-rank run was not twice as fast as the 1-rank run. What does a 2-rank step add?",
+          "第 3 节里 2 个 Rank 的训练没有比 1 个 Rank 快一倍。2 个 Rank 的一步多了什么？"),
+         [right("the exchange of the whole gradient, every step", "每一步都要交换整个梯度",
+                "The all-reduce sends and receives every parameter's gradient whatever the batch; for this small model "
+                "that costs about as much as the computing. BENCHMARKS.md reports 0.52x for this model and 2.1x for "
+                "the compute-bound minilm (bench/results/scaling.json).",
+                "all-reduce 不论批次大小，都要收发每个参数的梯度；对这个小模型，它和计算本身差不多一样费时。"
+                "BENCHMARKS.md 记录这个模型是 0.52 倍，计算密集的 minilm 是 2.1 倍（bench/results/scaling.json）。"),
+          wrong("a second, harder share of the data", "第二份数据，比第一份更难学",
+                "Both shares come from the same shuffled order; throughput counts samples, not how hard they are.",
+                "两份数据来自同一个打乱顺序；吞吐数的是样本数，与难易无关。"),
+          wrong("a copy of the whole dataset on each rank", "每个 Rank 都要复制一份完整的数据集",
+                "Each rank reads its share from the same cached file once; no copy is made at each step.",
+                "每个 Rank 只从同一个缓存文件读一次自己的那份，每一步都不复制数据。")]),
+        (("Both ranks' losses fell together and stayed close. What does that prove?",
+          "两个 Rank 的损失同步下降、数值接近。这证明了什么？"),
+         [right("not yet that the ranks hold the same model", "还证明不了各 Rank 持有同一个模型",
+                "Section 5's ranks that never synchronised showed the same curves. Comparing the parameters across "
+                "ranks is what tells (the last line of every launch).",
+                "第 5 节里从不同步的 Rank 也画出了同样的曲线。要看的是跨 Rank 比较参数（每次启动的最后一行）。"),
+          wrong("that DDP's all-reduce ran at every step", "DDP 的 all-reduce 每一步都执行了",
+                "Ranks that never all-reduced fall together too: each learns the same thing from its half of the data.",
+                "从不 all-reduce 的 Rank 也会同步下降：每个 Rank 从自己那一半数据学到的是同样的东西。"),
+          wrong("that every rank's parameters are identical", "每个 Rank 的参数都逐位相同",
+                "The losses cannot show it: section 5's unsynchronised ranks had close losses and different models.",
+                "损失看不出这一点：第 5 节里没有同步的 Rank 损失接近，模型却不同。")]),
+        (("You forget sampler.set_epoch(epoch). What does the ledger show?", "忘了调用 sampler.set_epoch(epoch)，训练账本会显示什么？"),
+         [right("every epoch repeats epoch 1's order", "每个 epoch 都重复第 1 个 epoch 的顺序",
+                "DistributedSampler shuffles with the seed plus the epoch number; without set_epoch the number stays 0. "
+                "The loss still falls, so only the ledger's sample digests show it.",
+                "DistributedSampler 用种子加 epoch 编号打乱；不调用 set_epoch，这个编号一直是 0。损失照样下降，"
+                "只有训练账本里的样本摘要能看出来。"),
+          wrong("both ranks train on the same reviews", "两个 Rank 在每个 epoch 里训练完全相同的影评",
+                "The ranks still get disjoint shares; what repeats is the order, epoch after epoch.",
+                "各 Rank 的份额仍然互不重叠；重复的是一个又一个 epoch 的顺序。"),
+          wrong("the run stops with an error in epoch 2", "训练在第 2 个 epoch 报错停下",
+                "Nothing fails: the run goes on, silently less random.",
+                "什么都不会报错：训练照常进行，只是悄悄地不再随机。")]),
         (("Why must the worker function live in a package, not in a notebook cell?",
           "为什么工作函数必须放在包里，而不能定义在 notebook 的单元格中？"),
-         [(("spawn starts new interpreters that import the function by name; one defined in a cell is not importable",
-            "spawn 启动新的解释器，按名字导入函数；单元格里定义的函数导入不到"), None),
-          (("cells run too slowly", "单元格运行太慢"),
-           ("Speed is the same; the spawned process simply cannot find the function.",
-            "速度一样；只是子进程找不到这个函数。")),
-          (("DDP forbids notebooks", "DDP 禁止在 notebook 中使用"),
-           ("DDP runs fine from a notebook when the worker is importable: this kit does it.",
-            "只要工作函数可以导入，DDP 在 notebook 里运行得很好：本套件就是这样做的。"))]),
-        (("The chapter: total throughput = one card x the number of cards. 2 ranks x 1 thread with minilm, against "
-          "1 rank x 1 thread, measured here:", "本章说：总吞吐 = 单卡 x 卡数。这里用 minilm 实测 2 个 Rank x 1 线程，"
-          "与 1 个 Rank x 1 线程相比："),
-         [(("2.1x: the rule holds when compute dominates (a little over 2x, since each rank's half batch also runs "
-            "faster per sample)", "2.1 倍：计算占主导时规则成立（略高于 2 倍，因为每个 Rank 只算半个批次，"
-            "平摊到每个样本上也更快）"), None),
-          (("exactly 2x, always", "永远正好 2 倍"),
-           ("Not always: for the small bag model the exchange dominates and 2 ranks ran at 0.52x of one. Nor exactly: "
-            "minilm gave 2.1x, more than 2, because each rank computes half the batch, and one rank given half a "
-            "batch is already faster per sample (4.58 against 4.08 samples/s, bench/results/scaling.json; most "
-            "likely because smaller activations fit the CPU's caches better).",
-            "不是永远：对小的 bag 模型，通信占了大头，2 个 Rank 只有 1 个的 0.52 倍。也不是正好：minilm 得到 2.1 倍，"
-            "超过 2 倍，因为每个 Rank 只算半个批次，而 1 个 Rank 只算半个批次时，每个样本本来就更快（每秒样本数 "
-            "4.58 对 4.08，bench/results/scaling.json；多半是因为激活值更小，更容易放进 CPU 的缓存）。")),
-          (("1x: two processes on two cores gain nothing", "1 倍：两核上两个进程毫无收益"),
-           ("Measured 8.55 against 4.06 samples/s (bench/results/scaling.json): the two ranks did divide the work.",
-            "实测每秒样本数 8.55 对 4.06（bench/results/scaling.json）：两个 Rank 确实分担了工作。"))]),
+         [right("new processes import it by name", "新进程要按名字导入这个函数",
+                "spawn starts fresh interpreters that import the worker's module; a cell's function lives in the "
+                "kernel's __main__, which they do not have.",
+                "spawn 启动全新的解释器，它们要导入工作函数所在的模块；单元格里的函数在内核的 __main__ 里，"
+                "新解释器没有这个模块。"),
+          wrong("a cell runs too slowly for DDP", "单元格里的代码对 DDP 来说太慢",
+                "Speed is the same; the new process simply cannot find the function.",
+                "速度一样；只是新进程找不到这个函数。"),
+          wrong("DDP refuses to start in a notebook", "DDP 拒绝在 notebook 里启动",
+                "DDP runs fine from a notebook when the worker is importable: this notebook does it.",
+                "只要工作函数可以导入，DDP 在 notebook 里运行得很好：这个 notebook 就是这样做的。")]),
     ],
     "04": [
-        (("The chapter's checkpoint holds model, optimizer and loss. Resumed from it mid-epoch, what does the kit "
-          "measure?", "本章的检查点存模型、优化器和损失。从它在 epoch 中途续训，本套件测得什么？"),
-         [(("the run parts from the one never interrupted: the RNG, the LR schedule and the position in the epoch "
-            "are missing", "与不中断的训练出现分歧：缺了随机数生成器状态、学习率调度和 epoch 内的位置"), None),
-          (("it continues exactly", "完全无缝地继续"),
-           ("Measured: without the RNG state the runs part at the first step after the resume; without the "
-            "position 263 samples were repeated (docs/guarantee.md).",
-            "实测：没有随机数生成器状态，续训后的第一步就出现分歧；没有位置，263 个样本被重复（docs/guarantee.md）。")),
-          (("it cannot be loaded", "根本加载不了"),
-           ("It loads fine (even with weights_only=True); it just does not hold enough.",
-            "它能正常加载（weights_only=True 也行）；只是存得不够。"))]),
+        (("The chapter's checkpoint holds model, optimizer and loss. What else does a resume in the middle of an "
+          "epoch need to continue exactly?", "本章的检查点存模型、优化器和损失。在 epoch 中途续训，要完全接上，还缺什么？"),
+         [right("the RNG state and the position in the epoch", "随机数生成器状态和 epoch 内的位置",
+                "The chapter's template has no learning-rate schedule, so model and optimizer cover its numbers. The "
+                "dropout masks come from the RNG, and the step within the epoch says where to go on; station 5 "
+                "removes each with a real kill.",
+                "本章的模板代码没有学习率调度，模型和优化器已包含它的全部数值。dropout 掩码来自随机数生成器，"
+                "epoch 内的步数说明从哪里接着训练；第 5 站会用真实的中断逐项去掉它们。"),
+          wrong("the last step's gradients and the loss curve", "最后一步的梯度，以及整条损失曲线的记录",
+                "Gradients are zeroed before every step and the curve is in TensorBoard's event files: neither is "
+                "needed to take the next step.",
+                "梯度在每一步之前都会清零，曲线在 TensorBoard 的事件文件里：这两样都不是下一步所需要的。"),
+          wrong("nothing: model and optimizer are all of it", "什么也不缺：模型和优化器就是训练的全部状态",
+                "Not in the middle of an epoch: the dropout masks and the place in the data order are state too.",
+                "在 epoch 中途不是这样：dropout 掩码和数据顺序中的位置也是状态。")]),
         (("Why write a checkpoint to a temporary file and then rename it?", "为什么先把检查点写到临时文件，再重命名？"),
-         [(("a kill during the write leaves the old checkpoint whole: the rename is atomic",
-            "写到一半被杀，旧检查点仍然完好：重命名是原子操作"), None),
-          (("it is faster", "更快"), ("It costs the same writing; it is about what a crash leaves on disk.",
-                                   "写入量一样；关键在于崩溃后磁盘上留下什么。")),
-          (("copying the temporary file over the checkpoint would do as well", "把临时文件复制过去覆盖检查点也一样"),
-           ("A copy writes the checkpoint's bytes one after another: killed half-way, the path holds half a file "
-            "(04.save's check kills a save inside its copy). os.replace swaps the file in one step.",
-            "复制是把检查点的字节一个接一个写过去：复制到一半被杀，原路径上就是半个文件（04.save 的检查会在复制"
-            "途中杀掉进程）。os.replace 一步就换好文件。")),
-          (("torch.save requires it", "torch.save 要求这样"),
-           ("torch.save writes wherever it is told, half a file included when the process dies.",
-            "torch.save 写到哪里都行，进程死掉时也会留下半个文件。"))]),
-        (("How often to save? Young's interval is about ...", "多久保存一次？Young 的间隔大约是……"),
-         [(("sqrt(2 x save cost x mean time between failures)", "sqrt(2 x 保存开销 x 平均故障间隔)"), None),
-          (("every 10 epochs, as the chapter does", "每 10 个 epoch，和本章一样"),
-           ("A habit, not a number: the right interval depends on what a save costs and how often failures come; "
-            "under real random failures the predicted optimum was the measured best.",
-            "这是习惯，不是计算：合适的间隔取决于保存开销和故障有多频繁；在真实的随机故障下，预测的最优间隔就是"
-            "实测最好的。")),
-          (("as often as possible", "越频繁越好"),
-           ("Each save costs time: with a failure every 20 s on average, saving every 9 steps took 82.2 s against "
-            "55.5 s every 74 steps, the optimum (medians of 5 runs, bench/results/save_interval.json).",
-            "每次保存都有开销：平均每 20 秒一次故障时，每 9 步保存一次用了 82.2 秒，而按最优间隔每 74 步保存一次"
-            "只用 55.5 秒（各 5 次训练的中位数，bench/results/save_interval.json）。"))]),
-        (("Why torch.load(..., weights_only=True)?", "为什么用 torch.load(..., weights_only=True)？"),
-         [(("a checkpoint is data: a full pickle can run code when it is loaded",
-            "检查点是数据：完整的 pickle 在加载时可以执行代码"), None),
-          (("it loads only the weights and skips the optimizer", "它只加载权重，跳过优化器"),
-           ("The name misleads: it loads tensors, numbers, strings and containers, optimizer states included.",
-            "名字有误导性：它加载张量、数字、字符串和容器，优化器状态也包括在内。")),
-          (("it is faster", "更快"), ("The point is safety, not speed.", "重点是安全，不是速度。"))]),
+         [right("a kill during the write leaves the old one whole", "写到一半被杀，旧检查点仍然完好",
+                "A rename is atomic: the path holds the old file or the new one, never half of one.",
+                "重命名是原子操作：路径上要么是旧文件，要么是新文件，绝不会是半个文件。"),
+          wrong("a rename writes the file faster than torch.save", "重命名比 torch.save 写得更快",
+                "It costs the same writing; it is about what a crash leaves on disk.",
+                "写入量一样；关键在于崩溃后磁盘上留下什么。"),
+          wrong("a copy onto the old file would work as well", "把临时文件复制过去覆盖旧文件也一样",
+                "A copy writes the bytes one after another: killed half-way, the path holds half a file (04.save's "
+                "check kills a save inside its copy). os.replace swaps the file in one step.",
+                "复制是把字节一个接一个写过去：复制到一半被杀，原路径上就是半个文件（04.save 的检查会在复制途中"
+                "杀掉进程）。os.replace 一步就换好文件。"),
+          wrong("torch.save refuses to write over an existing file", "torch.save 不肯覆盖已有的文件",
+                "torch.save writes wherever it is told, and leaves half a file when the process dies.",
+                "torch.save 写到哪里都行，进程死掉时也会留下半个文件。")]),
+        (("Each save costs time, and a failure loses the work since the last save. Which interval is best?",
+          "每次保存都有开销，一次故障又会丢掉上次保存以来的工作。保存间隔怎样最好？"),
+         [right("one that balances the two costs", "在两种开销之间取得平衡的间隔",
+                "Too often and the saves cost more than they protect; too rarely and failures throw away long stretches. "
+                "bench/results/save_interval.json: with a failure every 20 s on average, saving every 9 steps took "
+                "82.2 s against 55.5 s every 74 steps, the advisor's optimum. Optional deep-dive A derives it.",
+                "保存太勤，保存的开销超过它保护的工作；太少，每次故障都丢掉一大段。bench/results/save_interval.json："
+                "平均每 20 秒一次故障时，每 9 步保存一次用了 82.2 秒，按建议的最优间隔每 74 步保存一次用了 55.5 秒。"
+                "选读 A 推导了这个间隔。"),
+          wrong("as often as possible: a save never hurts", "越频繁越好：保存没有坏处",
+                "Each save stops training while the state is written; saved too often, that is where the time goes.",
+                "每次保存时，训练都要等状态写完；保存太勤，时间就花在这里。"),
+          wrong("every 10 epochs, whatever the run", "每 10 个 epoch 一次，什么训练都一样",
+                "The chapter's 10 is a habit, not a calculation: the right interval depends on what a save costs and "
+                "how often failures come.",
+                "本章的 10 是习惯，不是计算：合适的间隔取决于保存开销和故障有多频繁。")]),
+        (("Since PyTorch 2.6 torch.load defaults to weights_only=True. Why does the kit still say it?",
+          "从 PyTorch 2.6 起，torch.load 默认就是 weights_only=True。本套件为什么还要写明？"),
+         [right("older torch loads any pickle, code included", "旧版本会执行 pickle 里的代码",
+                "Before 2.6 a plain torch.load runs whatever a pickle holds. Written out, the rule holds on every "
+                "version and says what a checkpoint is: data, never code.",
+                "2.6 之前，不带参数的 torch.load 会执行 pickle 里的任何东西。写明了，这条规则在每个版本上都成立，"
+                "也说清了检查点是什么：数据，绝不是代码。"),
+          wrong("it loads the weights and skips the optimizer", "它只加载模型的权重，跳过优化器状态",
+                "The name misleads: it loads tensors, numbers, strings and containers, optimizer states included.",
+                "名字有误导性：它加载张量、数字、字符串和容器，优化器状态也包括在内。"),
+          wrong("it makes a large checkpoint load faster", "它让大的检查点加载得更快、更省内存",
+                "The point is safety, not speed.", "重点是安全，不是速度。")]),
     ],
     "05": [
         (("The book's run, killed in epoch 12 and resumed from model_epoch_10.pth, passes the chapter's acceptance "
-          "test (a lower loss after the resume). Is it the run never interrupted?",
-          "原书代码在第 12 个 epoch 被杀，从 model_epoch_10.pth 续训，通过了本章的验收标准（续训后损失更低）。"
-          "它与不中断的训练相同吗？"),
-         [(("no: compare shows it diverges at step 161, the first step after the checkpoint (the RNG was not saved)",
-            "不同：compare 显示它从第 161 步起出现分歧，即检查点后的第一步（没有保存随机数生成器状态）"), None),
-          (("yes, the loss kept falling", "相同，损失一直在下降"),
-           ("A falling loss only says training goes on. compare_runs tells exact from plausible: this resume passes "
-            "the acceptance test and still parts at step 161.", "损失下降只说明训练还在继续。compare_runs 才能区分"
-            "\"逐位相同\"和\"看起来合理\"：这次续训通过了验收，却在第 161 步出现分歧。"))]),
+          "test. Is it the run never interrupted?",
+          "原书代码在第 12 个 epoch 被杀，从 model_epoch_10.pth 续训，通过了本章的验收标准。它与从未中断的训练相同吗？"),
+         [right("no: the two part right after the checkpoint", "不同：检查点之后就出现分歧",
+                "compare finds the first divergent step at the first step after epoch 10: the RNG was not saved, so "
+                "the dropout masks differ from there on.",
+                "compare 找到的第一个出现分歧的步，就是第 10 个 epoch 之后的第一步：没有保存随机数生成器状态，"
+                "从那以后 dropout 掩码就不同了。"),
+          wrong("yes: its loss went on falling after the resume", "相同：续训之后，损失一直在往下降",
+                "A falling loss only says training goes on; section 2's table shows the runs parting.",
+                "损失下降只说明训练还在继续；第 2 节的表显示两次训练出现了分歧。"),
+          wrong("yes: both model and optimizer came back", "相同：模型和优化器的状态都恢复了",
+                "They did, and the RNG did not: the dropout masks after the resume are other masks.",
+                "它们是恢复了，随机数生成器状态却没有：续训后的 dropout 掩码换了一套。")]),
+        (("In section 3 the chapter's acceptance test judged every resume mode. What did it find?",
+          "第 3 节用本章的验收标准评判了每种续训方式。结果如何？"),
+         [right("every mode passed, the amnesiac one too", "每种方式都通过了，失忆的那种也通过",
+                "The test asks whether training goes on, and it does in every mode; only compare tells an exact resume "
+                "from a plausible one.",
+                "这个标准问的是训练能不能接着走下去，每种方式都能；只有 compare 才分得清逐位相同的续训和看起来合理的续训。"),
+          wrong("only full passed; every other mode failed it", "只有 full 通过了，其余都没通过",
+                "They all passed: a model that lost its optimizer state still trains, and its loss still falls.",
+                "它们都通过了：丢了优化器状态的模型照样能训练，损失照样下降。"),
+          wrong("weights-only failed: its loss jumped", "weights-only 没通过：它的损失跳了一下",
+                "The loss after it was still lower than before the resume, which is all the test asks.",
+                "续训后的损失仍比续训前低，而这个标准只问这一点。")]),
+        (("Section 3's epoch-start resume repeated samples. Which ones?", "第 3 节里 epoch-start 方式的续训重复了一些样本。是哪些？"),
+         [right("those of the epoch's steps before the checkpoint", "本 epoch 在检查点之前那些步的样本",
+                "It starts the interrupted epoch over. The sampler's order is the same, so those steps come again "
+                "with the same samples.",
+                "它把被中断的 epoch 从头再来。采样器的顺序不变，所以那些步会带着同样的样本再来一遍。"),
+          wrong("none: the sampler is deterministic, nothing repeats", "一个也没有：采样器是确定性的，所以不会重复",
+                "Deterministic is why they repeat: the same order, started again from the epoch's first step.",
+                "正因为是确定性的才会重复：同样的顺序，又从这个 epoch 的第一步开始。"),
+          wrong("those of the steps after the kill, drawn twice", "被杀之后那些步的样本，又抽了一遍",
+                "Those had never been trained: the kill came before them.",
+                "那些步还从没训练过：中断发生在它们之前。")]),
         (("A kill comes half-way through writing model_epoch_20.pth. What does the book's resume do?",
           "写 model_epoch_20.pth 到一半时进程被杀。原书的续训会怎样？"),
-         [(("it crashes on the half-written file; nothing falls back to model_epoch_10.pth",
-            "在半个文件上崩溃；没有任何代码退回到 model_epoch_10.pth"), None),
-          (("it falls back to model_epoch_10.pth", "自动退回到 model_epoch_10.pth"),
-           ("resume_training loads the path it is given and nothing else; the kit's commit protocol and latest_valid "
-            "are what fall back.", "resume_training 只加载给定的路径；能退回的是本套件的提交协议和 latest_valid。")),
-          (("it loads the half it can read", "读出能读的那一半"),
-           ("torch.load refuses a truncated file (its zip directory is at the end).",
-            "torch.load 拒绝被截断的文件（zip 目录在文件末尾）。"))]),
-        (("Resumed at the start of the epoch instead of the saved position (epoch-start), the kit measured ...",
-          "不从保存的位置、而从 epoch 开头续训（epoch-start），本套件测得……"),
-         [(("263 samples repeated", "263 个样本被重复"), None),
-          (("no samples repeated: the sampler is deterministic", "没有重复：采样器是确定性的"),
-           ("Deterministic, yes: so the steps of the epoch before the checkpoint come again, with the same samples "
-            "(263 of them, docs/guarantee.md).", "确定性正是原因：检查点之前那部分 epoch 的步会以同样的样本再来一遍"
-            "（263 个样本，docs/guarantee.md）。"))]),
+         [right("it crashes on the half-written file", "在那个只写了一半的文件上崩溃",
+                "resume_training loads the path it is given and nothing else. The kit's commit protocol and "
+                "latest_valid are what fall back to the previous checkpoint.",
+                "resume_training 只加载给定的路径。能退回到前一个检查点的，是本套件的提交协议和 latest_valid。"),
+          wrong("it goes back to model_epoch_10.pth", "自动退回到 model_epoch_10.pth",
+                "Nothing in the book's code tries another file.", "原书的代码里没有任何地方会去试另一个文件。"),
+          wrong("it loads the half that it can read", "读出文件里能读的那一半内容",
+                "torch.load refuses a truncated file: its zip directory is at the end.",
+                "torch.load 拒绝被截断的文件：zip 目录在文件末尾。")]),
         (("sorted(['model_epoch_8.pth', 'model_epoch_10.pth'])[-1] is ...",
           "sorted(['model_epoch_8.pth', 'model_epoch_10.pth'])[-1] 是……"),
-         [(("'model_epoch_8.pth'", "'model_epoch_8.pth'"), None),
-          (("'model_epoch_10.pth'", "'model_epoch_10.pth'"),
-           ("Strings compare character by character: '8' > '1'. Sort by the number in the name.",
-            "字符串逐个字符比较：'8' > '1'。应按文件名中的数字排序。"))]),
+         [right("'model_epoch_8.pth'", "'model_epoch_8.pth'",
+                "Strings compare character by character: '8' > '1'. Sort by the number in the name.",
+                "字符串逐个字符比较：'8' > '1'。应按文件名中的数字排序。"),
+          wrong("'model_epoch_10.pth'", "'model_epoch_10.pth'",
+                "That is the newest, but sorted() compares strings character by character, and '8' > '1'.",
+                "它才是最新的，可是 sorted() 逐个字符比较字符串，而 '8' > '1'。"),
+          wrong("a TypeError: 8 and 10", "TypeError：8 和 10",
+                "Sorting strings raises nothing: the numbers inside are just characters.",
+                "给字符串排序不会报错：里面的数字只是字符。")]),
     ],
 }
 
 
-def options(notebook: str, number: int) -> list:
-    """The answers of question ``number`` (from 1) of ``notebook``'s quiz, in the order shown: shuffled
-    with a seed of (notebook, number), so the same in every run and in both editions; each answer keeps
-    its "why"."""
+def options(notebook: str, number: int) -> list[Option]:
+    """The options of question ``number`` (from 1) of ``notebook``'s quiz, in the order shown:
+    shuffled with a seed of (notebook, number), so the same in every run and in both editions."""
     answers = list(QUESTIONS[notebook][number - 1][1])
     random.Random(f"quiz {notebook}.{number}").shuffle(answers)  # a str seed: the same in every process
     return answers
@@ -224,11 +346,11 @@ def options(notebook: str, number: int) -> list:
 class QuizItem:
     """One question: ``choice`` (RadioButtons), ``button`` ("check"), ``feedback`` (HTML)."""
 
-    def __init__(self, number: int, question, answers, lang: str):
+    def __init__(self, number: int, question, answers: list[Option], lang: str):
         pick = 1 if lang == "zh" else 0
         self.answers = answers
         self.label = W.HTML(f"<b>{number}.</b> {question[pick]}")
-        self.choice = W.RadioButtons(options=[a[0][pick] for a in answers], value=None, layout={"width": "max-content"})
+        self.choice = W.RadioButtons(options=[a.text[pick] for a in answers], value=None, layout={"width": "max-content"})
         self.button = W.Button(description="检查" if lang == "zh" else "check")
         self.feedback = W.HTML("")
         self.lang, self.pick = lang, pick
@@ -240,17 +362,17 @@ class QuizItem:
         if self.choice.value is None:
             self.feedback.value = "先选一个答案。" if zh else "Choose an answer first."
             return
-        index = self.choice.options.index(self.choice.value)
-        why = self.answers[index][1]
-        if why is None:
-            self.feedback.value = "<span style='color:green'>" + ("正确。" if zh else "Right.") + "</span>"
-        else:
-            self.feedback.value = ("<span style='color:#b00'>" + ("不对：" if zh else "Not quite: ") + why[self.pick]
+        answer = self.answers[self.choice.options.index(self.choice.value)]
+        if answer.right:
+            self.feedback.value = ("<span style='color:green'>" + ("正确。" if zh else "Right. ") + answer.why[self.pick]
                                    + "</span>")
+        else:
+            self.feedback.value = ("<span style='color:#b00'>" + ("不对：" if zh else "Not quite: ")
+                                   + answer.why[self.pick] + "</span>")
 
     @property
     def correct(self) -> bool:
-        return self.choice.value is not None and self.answers[self.choice.options.index(self.choice.value)][1] is None
+        return self.choice.value is not None and self.answers[self.choice.options.index(self.choice.value)].right
 
 
 class Quiz(W.VBox):
