@@ -134,6 +134,53 @@ def test_no_hint_gives_the_code_away(exercise):
         assert len(given) <= (2 if k == len(hints) - 1 else 0), (k + 1, given)
 
 
+def _notebook_stubs(tmp_path) -> dict:
+    """Each exercise's answer cell as the notebooks hand it out (unfilled), written to a module file
+    (a spawning check carries its functions' source from there), -> the functions check() takes."""
+    stubs = {}
+    for path in sorted((REPO / "notebooks").glob("0*.ipynb")):
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+            if "exercise" in cell["metadata"].get("tags", []):
+                exercise = re.fullmatch(r"ex-(\d\d)-(\w+)-answer", cell["id"]).expand(r"\1.\2")
+                module = load_module(_write(tmp_path / f"stub_{exercise.replace('.', '_')}.py", "".join(cell["source"])))
+                stubs[exercise] = tuple(getattr(module, name) for name in EXERCISES[exercise].functions)
+    assert sorted(stubs) == sorted(EXERCISES)
+    return stubs
+
+
+def _write(path, text):
+    path.write_text(text)
+    return path
+
+
+def _assert_no_answer_given(exercise, stub_result, reference_result):
+    assert not stub_result.passed
+    answer = reference_result.details.get("answer")
+    if answer is not None:
+        assert str(answer) not in stub_result.diagnosis, stub_result.diagnosis
+    solution_lines = {line.strip() for fn in solution_of(exercise) for line in inspect.getsource(fn).splitlines()[1:]
+                      if len(line.strip()) >= 16 and not line.strip().startswith("#")}
+    assert not [line for line in solution_lines if line in stub_result.diagnosis], stub_result.diagnosis
+
+
+@pytest.mark.parametrize("exercise", FAST)
+def test_a_check_on_the_unfilled_answer_fails_without_giving_the_answer_away(exercise, tmp_path):
+    """What a learner gets for running the check before writing anything: where to start, not the answer."""
+    stub = _notebook_stubs(tmp_path)[exercise]
+    _assert_no_answer_given(exercise, check(exercise, *stub, seed=11, lang="en"),
+                            check(exercise, *solution_of(exercise), seed=11, lang="en"))
+    _assert_no_answer_given(exercise, check(exercise, *stub, seed=11, lang="zh"),
+                            check(exercise, *solution_of(exercise), seed=11, lang="zh"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("exercise", sorted(SPAWNING))
+def test_a_check_on_the_unfilled_answer_in_real_processes_gives_nothing_away(exercise, tmp_path):
+    stub = _notebook_stubs(tmp_path)[exercise]
+    _assert_no_answer_given(exercise, check(exercise, *stub, seed=11, lang="en"),
+                            check(exercise, *solution_of(exercise), seed=11, lang="en"))
+
+
 def test_wrong_arguments_are_said_plainly():
     result = check("04.save", print, lang="en")
     assert not result.passed and "save_checkpoint, load_checkpoint" in result.diagnosis
@@ -345,7 +392,7 @@ def test_the_notebooks_unfilled_scaffolds_are_found_and_fail_with_a_diagnosis(tm
 
 
 def test_carry_finds_a_module_used_only_inside_a_comprehension(tmp_path):
-    from tests.exercise_answers.wrong05 import resume_no_fallback
+    from tests.exercise_answers.wrong05 import newest_without_fallback
 
-    text = write_module({"resume_training": resume_no_fallback}, tmp_path / "m.py").read_text()
-    assert "import re" in text and "def _by_number" in text
+    text = write_module({"newest_checkpoint": newest_without_fallback}, tmp_path / "m.py").read_text()
+    assert "import re" in text and "import os" in text

@@ -1,4 +1,5 @@
-"""Notebook 05's exercises: find the newest checkpoint that loads; resume under the grader's kills."""
+"""Notebook 05's exercises: find the newest checkpoint that loads (05.newest); restore everything the next step
+needs from it, under the grader's real kills (05.resume)."""
 from __future__ import annotations
 
 import random
@@ -48,19 +49,24 @@ def _check_newest(funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
     want, half = f"model_epoch_{epochs[-2]}.pth", f"model_epoch_{epochs[-1]}.pth"
     if name == want:
         return say(lang, "picked {want}: the newest file that loads ({half} was half-written by a real kill)",
-                   "选中了 {want}：能加载的最新文件（写 {half} 写到一半时，进程被真实地杀掉了）", want=want, half=half), {}
+                   "选中了 {want}：能加载的最新文件（写 {half} 写到一半时，进程被真实地杀掉了）", want=want, half=half), \
+            {"answer": want}
     as_strings = max(f"model_epoch_{e}.pth" for e in epochs)
     if name == half:
         raise Fail(say(lang, "{half} does not load: a kill came half-way through its save. Try to load each "
-                             "candidate, newest first, and skip those that fail (the answer is {want})",
-                       "{half} 无法加载：保存到一半时进程被杀。按从新到旧逐个尝试加载，跳过失败的（正确答案是 {want}）",
-                       half=half, want=want))
+                             "candidate, newest first, and skip those that fail",
+                       "{half} 无法加载：保存到一半时进程被杀。按从新到旧逐个尝试加载，跳过失败的", half=half),
+                   {"answer": want})
     if name == as_strings:
         raise Fail(say(lang, "'{got}' is the largest name as a string, not the newest: sort by the epoch number "
-                             "(int) in the name (the answer is {want})", "'{got}' 只是按字符串排序最大，不是最新的："
-                             "应按文件名中的 epoch 数字排序（正确答案是 {want}）", got=name, want=want))
-    raise Fail(say(lang, "your function returned {got!r}; the newest checkpoint that loads is {want}",
-                   "你的函数返回了 {got!r}；能加载的最新检查点是 {want}", got=got, want=want))
+                             "(int) in the name", "'{got}' 只是按字符串排序最大，不是最新的：应按文件名中的 epoch 数字"
+                             "排序", got=name), {"answer": want})
+    if got is None:
+        raise Fail(say(lang, "your function returned None, but the folder holds {n} model_epoch_N.pth files and "
+                             "all but one of them load", "你的函数返回了 None，可是文件夹里有 {n} 个 model_epoch_N.pth "
+                             "文件，除了一个之外都能加载", n=len(epochs)), {"answer": want})
+    raise Fail(say(lang, "your function returned {got!r}: not the newest model_epoch_N.pth of the folder that loads",
+                   "你的函数返回了 {got!r}：这不是文件夹里能加载的最新的 model_epoch_N.pth", got=got), {"answer": want})
 
 
 register(Exercise(
@@ -80,24 +86,22 @@ register(Exercise(
     solution="course_lib.exercises.solutions.ex05"))
 
 register(Exercise(
-    "05.resume", ("Resume after real kills", "进程被真实杀掉之后的断点续训"), ("resume_training",),
+    "05.resume", ("The chapter's resume, made exact", "把本章的断点续训补到逐位相同"), ("resume_training",),
     lambda funcs, seed, lang: check_killed("05.resume", funcs, seed, lang),
-    hints=[("The chapter's resume_training loads the one file it is given. Here path is the folder the loop saves "
-            "into, one model_step_N.pth per save, and a kill may have left the newest one half-written: find the "
-            "newest file that loads, and restore everything the step after it needs.",
-            "本章的 resume_training 只加载给它的那一个文件。这里的 path 是训练循环保存检查点的文件夹，每次保存一个 "
-            "model_step_N.pth，进程被杀时最新的那个可能只写了一半：找出能加载的最新文件，把它之后那一步需要的"
-            "一切都恢复。"),
-           ("Each file holds model_state_dict, optimizer_state_dict, scheduler_state_dict, rng_state, epoch, "
-            "step_in_epoch and global_step. Sort the files by int(N), newest first (as strings 'model_step_5' "
-            "comes after 'model_step_40'), and skip a file that torch.load(..., weights_only=True) cannot read.",
-            "每个文件里有 model_state_dict、optimizer_state_dict、scheduler_state_dict、rng_state、epoch、"
-            "step_in_epoch 和 global_step。按 int(N) 从新到旧排序（按字符串比，'model_step_5' 排在 'model_step_40' "
-            "后面），跳过 torch.load(..., weights_only=True) 读不了的文件。"),
-           ("Restore with load_state_dict (the scheduler only when one is given) and torch.set_rng_state, then "
-            "return {'epoch': ..., 'step_in_epoch': ..., 'global_step': ...} from the file: the loop continues "
-            "from that position. Return None when no file loads.",
-            "用 load_state_dict 恢复（scheduler 只在传入时恢复），再 torch.set_rng_state，然后返回文件里的 "
-            "{'epoch': ..., 'step_in_epoch': ..., 'global_step': ...}：训练循环从这个位置接着训练。"
-            "没有能加载的文件就返回 None。")],
+    hints=[("The chapter's resume_training restores the model and the optimizer and returns the epoch. The run "
+            "never interrupted also had a learning-rate schedule, random dropout masks and a place in the middle "
+            "of an epoch: restore all of it from the one file you are given.",
+            "本章的 resume_training 恢复模型和优化器，返回 epoch。从未中断的那次训练还有学习率调度、随机的 dropout "
+            "掩码，以及它在一个 epoch 中间的位置：把这些都从给你的那个文件里恢复出来。"),
+           ("The file holds model_state_dict, optimizer_state_dict, scheduler_state_dict, rng_state, epoch, "
+            "step_in_epoch and global_step. Load it with torch.load(path, weights_only=True); each object has its "
+            "load_state_dict, and the RNG has torch.set_rng_state.",
+            "文件里有 model_state_dict、optimizer_state_dict、scheduler_state_dict、rng_state、epoch、step_in_epoch "
+            "和 global_step。用 torch.load(path, weights_only=True) 加载；每个对象都有自己的 load_state_dict，"
+            "随机数生成器用 torch.set_rng_state。"),
+           ("Restore the scheduler only when one is given, and return {'epoch': ..., 'step_in_epoch': ..., "
+            "'global_step': ...} exactly as the file holds them: they already count the steps done, and the loop "
+            "goes on from there.",
+            "只在传入 scheduler 时才恢复它；原样返回文件里的 {'epoch': ..., 'step_in_epoch': ..., "
+            "'global_step': ...}：这些数已经把做完的步算在内，训练循环从那里接着走。")],
     solution="course_lib.exercises.solutions.ex05", spawns=True))

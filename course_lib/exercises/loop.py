@@ -36,6 +36,7 @@ class LoopSettings:
     run_dir: str
     data_file: str
     exercise: str              # "04": the learner's save_checkpoint/load_checkpoint; "05": their resume_training
+    #                            (handed the newest model_step_N.pth that loads: newest_book_file)
     learner: str | None        # module file with the learner's functions; None = the reference solution
     attempt: int = 1
     kill_step: int = 0         # 0 = no kill in this attempt
@@ -73,6 +74,23 @@ def book_style_save(run_dir: str, model, optimizer, scheduler, progress: dict) -
     torch.save({"model_state_dict": model.state_dict(), "optimizer_state_dict": optimizer.state_dict(),
                 "scheduler_state_dict": scheduler.state_dict(), "rng_state": torch.get_rng_state(), **progress},
                os.path.join(run_dir, f"model_step_{progress['global_step']}.pth"))
+
+
+def newest_book_file(run_dir: str) -> str | None:
+    """Exercise 05's resume: the path of the newest ``model_step_N.pth`` that loads (by the number
+    N, not the name), found by the loop, as 05.newest's answer finds a ``model_epoch_N.pth``; the
+    learner's ``resume_training`` is handed that one file, as the chapter's is."""
+    import re
+
+    found = sorted(((int(m.group(1)), name) for name in os.listdir(run_dir)
+                    if (m := re.fullmatch(r"model_step_(\d+)\.pth", name))), reverse=True)
+    for _, name in found:
+        try:
+            torch.load(os.path.join(run_dir, name), weights_only=True)
+            return os.path.join(run_dir, name)
+        except Exception:  # half-written by a kill during its save: the one before
+            continue
+    return None
 
 
 def die_half_way(data: bytes | memoryview, target) -> None:
@@ -215,7 +233,12 @@ def run(s: LoopSettings) -> None:
         fresh = state_digests(model, optimizer, scheduler, None)
         try:
             restored = (fns.load_checkpoint(str(run_dir / "checkpoint.pt"), model, optimizer, scheduler)
-                        if s.exercise == "04" else fns.resume_training(model, optimizer, str(run_dir), scheduler))
+                        if s.exercise == "04" else fns.resume_training(model, optimizer, newest_book_file(s.run_dir),
+                                                                       scheduler))
+            if restored is not None and not (isinstance(restored, dict) and {"epoch", "step_in_epoch",
+                                                                             "global_step"} <= set(restored)):
+                raise TypeError(f"return {{'epoch': ..., 'step_in_epoch': ..., 'global_step': ...}} as saved, not "
+                                f"{restored!r}"[:300])
             now = state_digests(model, optimizer, scheduler, restored)
         except Exception as err:
             _learner_error(s, err)

@@ -15,49 +15,35 @@ def newest_without_fallback(folder):
     return os.path.join(folder, max(found)[1]) if found else None
 
 
-def _restore(path, model, optimizer, scheduler, rng=True):
+def _restore(path, model, optimizer, scheduler, rng=True, sched=True):
     checkpoint = torch.load(path, weights_only=True)
     model.load_state_dict(checkpoint["model_state_dict"])
     optimizer.load_state_dict(checkpoint["optimizer_state_dict"])
-    scheduler.load_state_dict(checkpoint["scheduler_state_dict"])
+    if sched:
+        scheduler.load_state_dict(checkpoint["scheduler_state_dict"])
     if rng:
         torch.set_rng_state(checkpoint["rng_state"])
     return {k: checkpoint[k] for k in ("epoch", "step_in_epoch", "global_step")}
 
 
-def resume_string_sorted(model, optimizer, path, scheduler=None):
-    names = sorted(n for n in os.listdir(path) if n.startswith("model_step_"))
-    for name in reversed(names):
-        try:
-            return _restore(os.path.join(path, name), model, optimizer, scheduler)
-        except Exception:
-            continue
-    return None
-
-
-def _by_number(path):
-    found = [(int(m.group(1)), n) for n in os.listdir(path) if (m := re.fullmatch(r"model_step_(\d+)\.pth", n))]
-    return [n for _, n in sorted(found, reverse=True)]
-
-
-def resume_no_fallback(model, optimizer, path, scheduler=None):
-    names = _by_number(path)
-    return _restore(os.path.join(path, names[0]), model, optimizer, scheduler) if names else None
-
-
 def resume_no_rng(model, optimizer, path, scheduler=None):
-    for name in _by_number(path):
-        try:
-            return _restore(os.path.join(path, name), model, optimizer, scheduler, rng=False)
-        except Exception:
-            continue
-    return None
+    return _restore(path, model, optimizer, scheduler, rng=False)
+
+
+def resume_no_scheduler(model, optimizer, path, scheduler=None):
+    return _restore(path, model, optimizer, scheduler, sched=False)
+
+
+def resume_epoch_start(model, optimizer, path, scheduler=None):
+    """The chapter's way: continue from the saved epoch, at its start."""
+    position = _restore(path, model, optimizer, scheduler)
+    return {**position, "step_in_epoch": 0}
 
 
 WRONG = {
     "05.newest": [("string order", (newest_as_string,), "as a string"),
                   ("no fallback", (newest_without_fallback,), "does not load")],
-    "05.resume": [("string order", (resume_string_sorted,), "sorts after"),
-                  ("no fallback past a half-written file", (resume_no_fallback,), "half-written"),
-                  ("no RNG", (resume_no_rng,), "RNG state was not restored")],
+    "05.resume": [("no RNG", (resume_no_rng,), "RNG state was not restored"),
+                  ("no scheduler", (resume_no_scheduler,), "scheduler was not restored"),
+                  ("the epoch from its start", (resume_epoch_start,), "position within the epoch was not saved")],
 }

@@ -1,5 +1,5 @@
-"""Notebook 05: the chapter's resume_training, grown up: find the newest checkpoint that loads.
-notebook 05：本章 resume_training 的完整版：找到最新的、能加载的检查点。"""
+"""Notebook 05: find the newest checkpoint that loads; the chapter's resume_training, made exact.
+notebook 05：找到能加载的最新检查点；把本章的 resume_training 补到逐位相同。"""
 import os
 import re
 
@@ -7,39 +7,25 @@ import torch
 
 
 def resume_training(model, optimizer, path, scheduler=None):
-    # The chapter's resume_training(model, optimizer, path), with the scheduler as the one addition.
-    # `path` is the folder the loop saves into, one model_step_{N}.pth per save; a kill may have left
-    # the newest one half-written. It returns the position (epoch, step in the epoch, global step),
-    # not only the chapter's epoch: the loop saves in the middle of epochs, and starting the epoch
-    # again would repeat the steps already done.
-    # 本章的 resume_training(model, optimizer, path)，只多了一个 scheduler。`path` 是训练循环保存检查点的
-    # 文件夹，每次保存一个 model_step_{N}.pth；进程被杀时，最新的那个可能只写了一半。它返回位置
-    # （epoch、epoch 内的步、全局步），而不只是本章的 epoch：训练循环在 epoch 中途保存，
-    # 从 epoch 开头重来会把已经做过的步再做一遍。
-    # The book's names sort wrongly as strings ("model_step_5" > "model_step_40"): sort by the number.
-    # 原书的文件名按字符串排序是错的（"model_step_5" > "model_step_40"）：按名字里的数字排序，最新的在前。
-    found = []
-    for name in os.listdir(path):
-        match = re.fullmatch(r"model_step_(\d+)\.pth", name)
-        if match:
-            found.append((int(match.group(1)), name))
-    for step, name in sorted(found, reverse=True):
-        try:
-            checkpoint = torch.load(os.path.join(path, name), weights_only=True)
-        except Exception:
-            # Half-written (killed during its save): fall back to the one before.
-            # 只写了一半（保存时被杀）：退回到前一个。
-            print(f"skipping {name}: it does not load")
-            continue
-        model.load_state_dict(checkpoint["model_state_dict"])
-        optimizer.load_state_dict(checkpoint["optimizer_state_dict"])
-        if scheduler is not None:
-            scheduler.load_state_dict(checkpoint["scheduler_state_dict"])
-        torch.set_rng_state(checkpoint["rng_state"])  # the dropout masks continue / dropout 掩码接着原来的序列
-        print(f"starting from step {step} (epoch {checkpoint['epoch'] + 1})")
-        return {"epoch": checkpoint["epoch"], "step_in_epoch": checkpoint["step_in_epoch"],
-                "global_step": checkpoint["global_step"]}
-    return None  # nothing to resume from: start fresh / 没有可续训的检查点：从头开始
+    # The chapter's resume_training(model, optimizer, path): `path` is one checkpoint file, the newest
+    # that loads (the loop finds it, as newest_checkpoint below finds a model_epoch_N.pth). Two things
+    # added, so that the run goes on as if never interrupted: the scheduler, and the RNG state (the
+    # dropout masks). It returns the position (epoch, step in the epoch, global step), not only the
+    # chapter's epoch: the loop saves in the middle of epochs, and starting the epoch again would
+    # repeat the steps already done.
+    # 本章的 resume_training(model, optimizer, path)：`path` 是一个检查点文件，能加载的最新那个（由训练循环
+    # 找出，就像下面的 newest_checkpoint 找 model_epoch_N.pth）。多了两样，训练才能像从未中断那样接着走：
+    # scheduler，以及随机数生成器状态（dropout 掩码）。它返回位置（epoch、epoch 内的步、全局步），而不只是
+    # 本章的 epoch：训练循环在 epoch 中途保存，从 epoch 开头重来会把已经做过的步再做一遍。
+    checkpoint = torch.load(path, weights_only=True)
+    model.load_state_dict(checkpoint["model_state_dict"])
+    optimizer.load_state_dict(checkpoint["optimizer_state_dict"])
+    if scheduler is not None:
+        scheduler.load_state_dict(checkpoint["scheduler_state_dict"])
+    torch.set_rng_state(checkpoint["rng_state"])  # the dropout masks continue / dropout 掩码接着原来的序列
+    print(f"starting from step {checkpoint['global_step']} (epoch {checkpoint['epoch'] + 1})")
+    return {"epoch": checkpoint["epoch"], "step_in_epoch": checkpoint["step_in_epoch"],
+            "global_step": checkpoint["global_step"]}
 
 
 def newest_checkpoint(folder):
