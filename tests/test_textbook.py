@@ -1,5 +1,6 @@
-"""The chapter's own code, run for real (course_lib.textbook): its lines, its files, its resume,
-and what it loses against the kit's under the same real kills."""
+"""The chapter's template, reconstructed on the kit's data and run for real (course_lib.textbook): its
+lines, its files, its resume, what it loses against the kit's under the same real kills, and the
+table of every choice the reconstruction makes."""
 import re
 
 import pytest
@@ -9,6 +10,22 @@ from course_lib import textbook
 from course_lib.textbook.lessons import STEPS_PER_EPOCH
 from course_lib.watch.compare import compare_runs
 from course_lib.watch.monitor import read_ledger, read_scalars
+
+
+def test_the_reconstruction_says_it_is_one_and_lists_every_deviation():
+    import inspect
+
+    for module in (textbook, textbook.book):
+        doc = inspect.getdoc(module)
+        assert "reconstruct" in doc and "as the chapter has it" not in doc
+    rows = [row[0][0] for row in textbook.DEVIATIONS]
+    assert {"data", "model", "dropout", "batching", "split and score", "printed losses"} <= set(rows)
+    for lang in ("en", "zh"):
+        table = textbook.deviations(lang)
+        assert table.shape == (len(rows), 3) and table.notna().all().all()
+    assert "illustrative" in textbook.deviations("en").loc["printed losses"].iloc[0]
+    assert "1.2345" in textbook.deviations("zh").loc["打印的损失"].iloc[0]
+
 
 LINE = re.compile(r"^Rank [01], Epoch \[\d+/\d+\], Step \[\d+/16\], Loss: \d+\.\d{4}$")
 

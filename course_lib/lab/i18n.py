@@ -185,7 +185,7 @@ LABELS = {
     "run directory": "训练目录",
     "attempt": "第几次启动",
     "steps done": "已完成的步数",
-    "test accuracy": "测试集准确率",
+    "held-out accuracy (the chapter's Test Accuracy line)": "留出集准确率（原书的 Test Accuracy 那一行）",
     "label": "标签",
     "matched": "命中的规则",
     "conflict": "规则冲突",

@@ -1,9 +1,9 @@
-"""Starting the book's code: two real processes (spawn's API, from the kit's forkserver where the
-OS has one: :mod:`course_lib._runtime.rank_start`), gloo on loopback.
+"""Starting the book's code (the reconstruction in :mod:`.book`): two real processes (spawn's API,
+from the kit's forkserver where the OS has one: :mod:`course_lib._runtime.rank_start`), gloo on loopback.
 
-:func:`run_book` is what a notebook cell calls. The chapter's run is the default: 2 ranks,
-10 epochs, 16 steps per rank per epoch (1,024 training reviews, 32 per rank per step), the
-three-item checkpoint every 10 epochs. The ranks' lines appear in the cell as they are printed
+:func:`run_book` is what a notebook cell calls. The chapter's run, as its output shows it, is the
+default: 2 ranks, 10 epochs, 16 steps per rank per epoch (here 1,024 training reviews, 32 per rank
+per step), the three-item checkpoint every 10 epochs. The ranks' lines appear in the cell as they are printed
 (each rank writes ``DIR/logs/rank{R}.log``, the parent prints new lines), and a planned fault
 is a real SIGKILL.
 """
@@ -65,15 +65,19 @@ class BookRun:
     planned_steps: int
     interrupted: str | None
     checkpoints: dict          # file name -> size in bytes
-    test_accuracy: float | None
+    test_accuracy: float | None  # the chapter's "Test Accuracy" line, on the kit's held-out split
     seconds: float
+    reviews: int = 0           # training reviews of one epoch, all ranks together
+    world_size: int = 2
+    batch_size: int = 32       # reviews per rank and step
 
     def table(self, lang: str | None = None) -> pd.DataFrame:
         lang = i18n.resolve(lang)
         files = ", ".join(f"{name} ({size / 1024:.0f} kB)" for name, size in self.checkpoints.items()) or "-"
         rows = {"run directory": self.run_dir, "attempt": self.attempt, "steps done": f"{self.steps} / {self.planned_steps}",
                 "interrupted": self.interrupted or i18n.tr("no", lang), "checkpoints on disk": files,
-                "test accuracy": "-" if self.test_accuracy is None else f"{self.test_accuracy:.2%}",
+                "held-out accuracy (the chapter's Test Accuracy line)": "-" if self.test_accuracy is None
+                else f"{self.test_accuracy:.2%}",
                 "seconds": round(self.seconds, 1)}
         return pd.DataFrame({"": list(rows.values())}, index=[i18n.tr(k, lang) for k in rows])
 
@@ -208,7 +212,8 @@ def run_book(run_dir: str | Path, epochs: int = 10, save_interval: int = 10, kil
             raise FileNotFoundError(f"no checkpoint {resume}; the run's checkpoints: {list(checkpoints(run_dir)) or 'none'}")
     (run_dir / "logs").mkdir(parents=True, exist_ok=True)
     data = prepare_imdb(limit=DATA_LIMIT, progress=False)
-    steps_per_epoch = math.ceil(min(1024, len(data.train)) / world_size / 32)
+    reviews = min(BookSettings.train_reviews, len(data.train))
+    steps_per_epoch = math.ceil(reviews / world_size / BookSettings.batch_size)
     kills = ([(kill_at_step, kill_rank, "sigkill")] if kill_at_step else []) + \
         ([(kill_during_save * steps_per_epoch, 0, "during-save")] if kill_during_save else [])
     settings = BookSettings(run_dir=str(run_dir), data_file=str(data.path), epochs=epochs, save_interval=save_interval,
@@ -221,7 +226,8 @@ def run_book(run_dir: str | Path, epochs: int = 10, save_interval: int = 10, kil
     if interrupted is None and final.exists():
         accuracy = json.loads(final.read_text())["test_accuracy"]
     return BookRun(str(run_dir), max((r["attempt"] for r in rows), default=1), max((r["step"] for r in rows), default=0),
-                   epochs * steps_per_epoch, interrupted, checkpoints(run_dir), accuracy, time.perf_counter() - t0)
+                   epochs * steps_per_epoch, interrupted, checkpoints(run_dir), accuracy, time.perf_counter() - t0,
+                   reviews, world_size, BookSettings.batch_size)
 
 
 def run_ranks(settings: BookSettings, world_size: int, show: str = "none", steps_per_epoch: int = 16,
