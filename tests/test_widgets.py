@@ -10,7 +10,8 @@ from course_lib.lab.widgets import InterruptionLab  # noqa: E402
 
 @pytest.mark.slow
 def test_lab_full_resume_is_identical_then_weights_only_differs(tmp_path):
-    lab = InterruptionLab(tmp_path / "lab", train_limit=1200, run_length=20, save_every_steps=5, eval_limit=100, embed_dim=8)
+    lab = InterruptionLab(tmp_path / "lab", train_limit=1200, run_length=20, save_every_steps=5, eval_limit=100, embed_dim=8,
+                          advanced=True)
     lab.run_length.value = 20
     lab.kill_step.value = 12
     lab.kill_mode.value = "sigkill"
@@ -44,8 +45,35 @@ def test_lab_full_resume_is_identical_then_weights_only_differs(tmp_path):
     assert lab.result["identical"], lab.report_text
 
 
+def _controls(box) -> list:
+    """Every control a person can touch in ``box``, depth first."""
+    import ipywidgets as W
+
+    found = []
+    for child in getattr(box, "children", ()):
+        if isinstance(child, (W.Box,)):
+            found += _controls(child)
+        elif isinstance(child, (W.Button, W.IntSlider, W.Dropdown, W.Text)):
+            found.append(child)
+    return found
+
+
+def test_the_core_lab_offers_the_chapters_controls_only_and_runs_as_long_as_it_says(tmp_path):
+    """On the core path: kill step, kill mode, resume mode, Run; the rest only with advanced=True. The
+    run it trains has the length it shows, on few reviews too (1,200 reviews: 15 steps an epoch)."""
+    lab = InterruptionLab(tmp_path / "lab", train_limit=1200, run_length=40, embed_dim=8, lang="en")
+    assert _controls(lab.widget) == [lab.kill_step, lab.kill_mode, lab.resume_mode, lab.run_button]
+    assert "a run of 40 steps with DDP on 2 ranks" in lab.length_note.value
+    cfg = lab.config("x")
+    assert lab.steps_per_epoch == 15 and cfg.planned_steps(lab.steps_per_epoch) == 40 == lab.kill_step.max
+    assert cfg.reduction == "ddp" and cfg.world_size == 2
+    advanced = InterruptionLab(tmp_path / "lab", train_limit=1200, embed_dim=8, advanced=True)
+    assert {advanced.reduction, advanced.world_size, advanced.resume_on, advanced.more_kills, advanced.run_length,
+            advanced.kill_button} <= set(_controls(advanced.widget))
+
+
 def test_run_length_bounds_the_kill_slider(tmp_path):
-    lab = InterruptionLab(tmp_path / "lab")
+    lab = InterruptionLab(tmp_path / "lab", train_limit=1200, advanced=True)
     lab.kill_step.value = 40
     lab.run_length.value = 20
     assert lab.kill_step.max == 20 and lab.kill_step.value == 20
@@ -56,7 +84,8 @@ def test_run_length_bounds_the_kill_slider(tmp_path):
 def test_kill_now_button_sends_a_real_sigkill(tmp_path):
     import time
 
-    lab = InterruptionLab(tmp_path / "lab", train_limit=1200, run_length=30, save_every_steps=5, eval_limit=100, embed_dim=8)
+    lab = InterruptionLab(tmp_path / "lab", train_limit=1200, run_length=30, save_every_steps=5, eval_limit=100, embed_dim=8,
+                          advanced=True)
     lab.kill_step.value = 30  # the scheduled kill would come last: the button must strike first
     lab.run_button.click()
     deadline = time.time() + 120

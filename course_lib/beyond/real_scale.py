@@ -1,7 +1,9 @@
 """The laptop's lessons at a real run's scale: the kit's advisor (:mod:`course_lib.beyond.advisor`)
 fed with the published figures of a long pre-training run (notebook 04, "A sense of real scale").
 
-The chapter admits its scale is fake (a toy model on toy data). A real run's numbers answer
+The chapter's demonstrations are small (an example model on toy data): the process is real, the
+scale is not. That is the kit's reading (the limits its summary of the chapter draws), not
+something the chapter says of itself. A real run's numbers answer
 what a laptop cannot: how often a 16,000-GPU job is interrupted, how large its checkpoint is,
 what a save costs it, and how often it should save. Every figure says whether it is published
 (with its source) or assumed (with why); change one and the answer moves

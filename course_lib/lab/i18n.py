@@ -27,6 +27,7 @@ LABELS = {
     "run length": "训练步数",
     "Run": "运行",
     "kill now": "立即中断",
+    "a run of {n} steps with DDP on {w} ranks, a checkpoint every {k} steps": "训练共 {n} 步，DDP，{w} 个 Rank，每 {k} 步存一个检查点",
     "idle": "空闲",
     "reference run": "对照训练",
     "interrupted run": "被中断的训练",

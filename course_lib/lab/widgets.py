@@ -35,43 +35,62 @@ def show_figure(output: W.Output, fig) -> None:
 
 
 class InterruptionLab:
-    """Reference run + interrupted-and-resumed run, trained in a background thread. Used in notebook 05 (§4)."""
+    """Reference run + interrupted-and-resumed run, trained in a background thread. Used in notebook 05
+    (§4, and its optional deep-dives with ``advanced=True``).
+
+    The core lab is the chapter's: a run of the kit's trainer with DDP on 2 ranks, one kill (its step
+    and its mode), a resume mode, **Run**. ``advanced=True`` adds what goes beyond the chapter: later
+    kills, a kill by hand while it trains, the run's length, the reduction, and resuming on another
+    number of ranks. The run is as long as the lab says: ``run_length`` steps exactly (its epochs are
+    as many as that takes on the prepared reviews)."""
 
     def __init__(self, workdir: str | Path = "runs/lab", train_limit: int = 3000, run_length: int = 40,
-                 save_every_steps: int = 10, lang: str | None = None, **cfg_overrides):
+                 save_every_steps: int = 10, lang: str | None = None, advanced: bool = False, **cfg_overrides):
+        from course_lib.data.prepare import prepare_for
+
         self.workdir = Path(workdir)
         self.lang = lang = resolve(lang)  # labels in the notebook's language (course_lib.lab.i18n)
-        self.base = {**dict(train_limit=train_limit, epochs=2, save_every_steps=save_every_steps, log_every=10_000,
+        self.advanced = advanced
+        self.base = {**dict(train_limit=train_limit, save_every_steps=save_every_steps, log_every=10_000,
                             eval_limit=500, warmup_steps=5), **cfg_overrides}
+        self.base.pop("epochs", None)  # the run length decides them (config)
+        probe = TrainConfig(run_dir=str(self.workdir / "probe"), **self.base)
+        self.steps_per_epoch = len(prepare_for(probe, progress=False).train) // probe.global_batch_size
         self.kill_step = W.IntSlider(value=run_length // 2 + 3, min=2, max=run_length, description=tr("kill at step", lang))
         self.kill_mode = W.Dropdown(options=KILL_MODES, value="sigkill", description=tr("kill mode", lang))
-        # a long run fails more than once: later kills, each fired once, each resumed from
-        self.more_kills = W.Text(value="", placeholder="e.g. 30, 35", description=tr("then kill at", lang))
         self.resume_mode = W.Dropdown(options=RESUME_MODES, value="full", description=tr("resume mode", lang))
+        self.run_button = W.Button(description=tr("Run", lang), button_style="primary", icon="play")
+        # beyond the chapter (advanced=True): a long run fails more than once (later kills, each fired once,
+        # each resumed from); a kill by hand; a node lost for good (resume on another number of ranks, exact
+        # with the invariant reduction); the chapter's DDP first: with it every piece of state shows
+        self.more_kills = W.Text(value="", placeholder="e.g. 30, 35", description=tr("then kill at", lang))
         self.world_size = W.Dropdown(options=[2, 1], value=2, description=tr("world size", lang))
-        # a node lost for good: resume on another number of ranks (exact with the invariant reduction)
         self.resume_on = W.Dropdown(options=[(tr("same ranks", lang), 0), (tr("1 rank", lang), 1),
-                                                       (tr("2 ranks", lang), 2)], value=0, description=tr("resume on", lang))
-        # the chapter's DDP first: with it every piece of state shows (no-rng parts); invariant: exact on any world size
+                                             (tr("2 ranks", lang), 2)], value=0, description=tr("resume on", lang))
         self.reduction = W.Dropdown(options=REDUCTIONS, value="ddp", description=tr("reduction", lang))
         self.run_length = W.IntSlider(value=run_length, min=10, max=200, step=10, description=tr("run length", lang))
-        self.run_button = W.Button(description=tr("Run", lang), button_style="primary", icon="play")
         self.kill_button = W.Button(description=tr("kill now", lang), button_style="danger", icon="bolt", disabled=True)
         self.progress = W.IntProgress(value=0, min=0, max=3, description=tr("idle", lang))
         self.status = W.HTML()
+        self.length_note = W.HTML()
         self.output = W.Output()
         self.run_length.observe(self._on_length, names="value")
+        self.world_size.observe(lambda _change: self._say_length(), names="value")
         self.run_button.on_click(self._on_run)
         self.kill_button.on_click(self._on_kill)
         self.result: dict | None = None
         self.figure = None
         self.error: str | None = None
+        self.report_text = ""
         self._pids: list[int] = []
         self._thread: threading.Thread | None = None
-        self.widget = W.VBox([
-            W.HBox([self.kill_step, self.kill_mode, self.more_kills]), W.HBox([self.resume_mode, self.world_size, self.resume_on]), self.reduction,
-            W.HBox([self.run_length, self.run_button, self.kill_button]), W.HBox([self.progress, self.status]),
-            self.output])
+        self._say_length()
+        rows = [W.HBox([self.kill_step, self.kill_mode, self.resume_mode])]
+        if advanced:
+            rows += [W.HBox([self.more_kills, self.world_size, self.resume_on]), self.reduction,
+                     W.HBox([self.run_length, self.kill_button])]
+        self.widget = W.VBox([*rows, W.HBox([self.run_button, self.length_note]), W.HBox([self.progress, self.status]),
+                              self.output])
 
     def _ipython_display_(self):
         display(self.widget)
@@ -80,6 +99,11 @@ class InterruptionLab:
     def _on_length(self, change) -> None:
         self.kill_step.max = change["new"]
         self.kill_step.value = min(self.kill_step.value, change["new"])
+        self._say_length()
+
+    def _say_length(self) -> None:
+        self.length_note.value = tr("a run of {n} steps with DDP on {w} ranks, a checkpoint every {k} steps", self.lang,
+                                    n=self.run_length.value, w=self.world_size.value, k=self.base["save_every_steps"])
 
     def _on_kill(self, _button=None) -> None:
         """Send a real SIGKILL to the last rank of the live run."""
@@ -103,8 +127,11 @@ class InterruptionLab:
 
     # ------------------------------------------------------------------ the work
     def config(self, name: str, **extra) -> TrainConfig:
-        return TrainConfig(run_dir=str(self.workdir / name), world_size=self.world_size.value,
-                           max_steps=self.run_length.value, reduction=self.reduction.value, **{**self.base, **extra})
+        """The lab's run: exactly ``run_length`` steps (as many epochs as that takes, the last one cut)."""
+        length = self.run_length.value
+        return TrainConfig(run_dir=str(self.workdir / name), world_size=self.world_size.value, max_steps=length,
+                           epochs=-(-length // self.steps_per_epoch), reduction=self.reduction.value,
+                           **{**self.base, **extra})
 
     def _step(self, text: str) -> None:
         self.progress.value += 1
@@ -129,7 +156,8 @@ class InterruptionLab:
         run = self.config("interrupted")
         self.kill_button.disabled = False
         self._pids = []
-        steps = run.replace(kill_at_step=f"{self.kill_step.value} {self.more_kills.value}").kill_at_step
+        later = self.more_kills.value if self.advanced else ""
+        steps = run.replace(kill_at_step=f"{self.kill_step.value} {later}").kill_at_step
         report = drills.interrupt_and_resume(run, steps, self.kill_mode.value, resume_mode=self.resume_mode.value,
                                              resume_world_size=self.resume_on.value or None, on_start=self._remember)
         self._step("done")
