@@ -69,6 +69,18 @@ def test_what_the_book_loses(tmp_path):
     after, before = df.attrs["book_acceptance"]
     assert after < before and df.attrs["kit_acceptance"]["passes"]
     assert list(df.index)[1] == "the book, killed at step 40, resume_training('model_epoch_2.pth')"
+    again = textbook.what_the_book_loses(tmp_path / "again", epochs=3, save_interval=2, kill_at_step=40, embed_dim=8,
+                                         lang="en", book_killed=tmp_path / "book-killed")  # notebook 05: §1's run, judged
+    same = ("identical", "first_divergent_step", "skipped_samples", "repeated_samples", "max_loss_diff")
+    assert [again.attrs["book"][k] for k in same] == [book[k] for k in same]
+    assert again.attrs["book_redone"] == df.attrs["book_redone"]
+    assert not (tmp_path / "again" / "book-killed").exists()
+
+
+def test_what_the_book_loses_refuses_a_run_that_is_not_the_killed_one(tmp_path):
+    with pytest.raises(ValueError, match="not a book run killed at step 40"):
+        textbook.what_the_book_loses(tmp_path, epochs=3, save_interval=2, kill_at_step=40, embed_dim=8,
+                                     book_killed=tmp_path / "nothing")
 
 
 @pytest.mark.slow

@@ -25,7 +25,7 @@ from course_lib.lab import i18n, references
 from course_lib.lab.drills import ensure_reference, interrupt_and_resume, steps_redone
 from course_lib.textbook.run import DATA_LIMIT, EMBED_DIM, checkpoints, run_book
 from course_lib.watch.compare import acceptance_test, compare_runs
-from course_lib.watch.monitor import read_scalars
+from course_lib.watch.monitor import read_ledger, read_scalars
 
 STEPS_PER_EPOCH = 16  # the chapter's: 1,024 reviews / 2 ranks / 32 per step
 
@@ -71,15 +71,26 @@ def _say(i: int, n: int, what: str, t0: float) -> None:
     print(f"[{i}/{n}] {what}: {time.perf_counter() - t0:.1f} s", flush=True)
 
 
+def _is_killed_and_resumed(run_dir: Path, kill_at_step: int, epochs: int) -> bool:
+    """``run_dir`` holds a book run that a kill at ``kill_at_step`` stopped and a resume finished."""
+    from course_lib.checkpoint.faults import fired_kills
+
+    return ((run_dir / "final" / "summary.json").exists() and any(k["step"] == kill_at_step for k in fired_kills(run_dir))
+            and max((r["step"] for r in read_ledger(run_dir, 0)), default=0) == epochs * STEPS_PER_EPOCH)
+
+
 def what_the_book_loses(workdir: str | Path, epochs: int = 12, save_interval: int = 10, kill_at_step: int = 185,
-                        kill_rank: int = 1, dropout: float = 0.1, embed_dim: int = EMBED_DIM, lang: str | None = None) -> pd.DataFrame:
+                        kill_rank: int = 1, dropout: float = 0.1, embed_dim: int = EMBED_DIM, lang: str | None = None,
+                        book_killed: str | Path | None = None) -> pd.DataFrame:
     """The book's run never interrupted; the book's run SIGKILLed at ``kill_at_step`` and resumed
     with ``resume_training`` from its newest ``model_epoch_N.pth``; the kit's trainer under the
     same kill with ``--resume auto``. Each judged against its own run never interrupted.
 
     The defaults: 12 epochs of 16 steps, a checkpoint after epoch 10 (the chapter's), the kill as
     step 185 begins (step 9 of epoch 12); ``embed_dim``: the bag model's width, the book's and the
-    kit's (see :func:`run_book`). ``df.attrs`` holds the raw comparisons. Used in notebook 05 (§2)."""
+    kit's (see :func:`run_book`). ``book_killed``: a book run already killed at ``kill_at_step`` and
+    resumed with these settings (notebook 05's §1), judged instead of training it again.
+    ``df.attrs`` holds the raw comparisons. Used in notebook 05 (§2)."""
     lang = i18n.resolve(lang)
     workdir = Path(workdir)
     saved_epoch = (kill_at_step - 1) // STEPS_PER_EPOCH // save_interval * save_interval
@@ -95,9 +106,15 @@ def what_the_book_loses(workdir: str | Path, epochs: int = 12, save_interval: in
                                 "dropout": dropout, "embed_dim": embed_dim, "data_limit": DATA_LIMIT},
                      lambda: run_book(book_ref, epochs, save_interval, dropout=dropout, embed_dim=embed_dim, show="none"))
     _say(1, 4, i18n.tr("the book, never interrupted", lang), t0)
-    run_book(book_run, epochs, save_interval, kill_at_step=kill_at_step, kill_rank=kill_rank, dropout=dropout,
-             embed_dim=embed_dim, show="none")
-    run_book(book_run, epochs, save_interval, resume=ckpt_name, dropout=dropout, embed_dim=embed_dim, show="none")
+    if book_killed is not None:
+        book_run = Path(book_killed)
+        if not _is_killed_and_resumed(book_run, kill_at_step, epochs) or not (book_run / ckpt_name).exists():
+            raise ValueError(f"{book_run} is not a book run killed at step {kill_at_step} and resumed from {ckpt_name} "
+                             f"to epoch {epochs}: run it so first (notebook 05, section 1), or leave book_killed out")
+    else:
+        run_book(book_run, epochs, save_interval, kill_at_step=kill_at_step, kill_rank=kill_rank, dropout=dropout,
+                 embed_dim=embed_dim, show="none")
+        run_book(book_run, epochs, save_interval, resume=ckpt_name, dropout=dropout, embed_dim=embed_dim, show="none")
     _say(2, 4, i18n.tr("the book, killed at step {k}, resume_training('{f}')", lang, k=kill_at_step, f=ckpt_name), t0)
     kit = _kit_config(workdir / f"kit-reference-e{epochs}-s{save_interval}", epochs, save_interval, embed_dim).replace(dropout=dropout)
     ensure_reference(kit)
