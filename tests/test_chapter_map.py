@@ -62,6 +62,37 @@ def test_opening_block_names_the_kind_of_each_claim():
     en = chapter.opening_block("01", headings, "en")
     zh = chapter.opening_block("01", headings, "zh")
     assert "`set(cleaned_data)`" in en and "(in context)" in en and "(beyond the chapter)" in en and "(confirmed)" in en
-    assert "（已验证）" in zh and "（补上前提）" in zh and "本章的说法" in zh
+    assert "（成立）" in zh and "（补上前提）" in zh and "本章的说法" in zh
+    assert not [zh for _, zh in chapter.KINDS.values() if "验证" in zh]  # 验证 is validation (docs/glossary.zh-CN.md)
     with pytest.raises(ValueError, match="not a section heading"):
         chapter.heading_label("just prose", "en")
+
+
+def test_what_the_chapter_does_not_say_of_itself_is_labelled_the_kits_reading():
+    """The summary's limits section is the kit's reading of the chapter; the only thing the chapter
+    admits is that part of 11.5's code is printed as images. A claim the kit redoes with its own code
+    is "reproduced", not "confirmed"."""
+    for claim in chapter.CLAIMS:
+        if claim.kind == "reading":
+            assert claim.en.startswith("(not said in the chapter)") and claim.zh.startswith("（本章没有这样说）")
+        assert "admit" not in claim.en and "坦白" not in claim.zh
+    assert [c.kind for c in chapter.CLAIMS if "IMDB end to end" in c.en] == ["reproduced"]
+
+
+@pytest.mark.parametrize("number", sorted(chapter.NOTEBOOKS))
+def test_every_header_is_short_and_folds_its_chapter_map(number):
+    """Objectives, time, prerequisites: at most about 150 words (English) or 75 s of reading at the kit's
+    pace (Chinese); the chapter map sits in a collapsed <details> block."""
+    name = chapter.NOTEBOOKS[number]
+    for lang, path in (("en", REPO / "notebooks" / name), ("zh", REPO / "notebooks" / "zh" / name)):
+        opening = "".join(next(iter(cells(path).values()))["source"])
+        folded = re.search(r"<details><summary>[^<]+</summary>\s*<!-- chapter-map:start -->.*?<!-- chapter-map:end -->"
+                           r"\s*</details>", opening, re.S)
+        assert folded, f"{path.name} ({lang}): the chapter map is not in a collapsed <details> block"
+        rest = opening.replace(folded.group(0), "")
+        cjk = sum("\u4e00" <= ch <= "\u9fff" for ch in rest)
+        words = len(re.sub(r"[\u4e00-\u9fff]", " ", rest).split())
+        if lang == "en":
+            assert words <= 150, f"{path.name}: the header has {words} words"
+        else:
+            assert words / 3 + cjk / 5 <= 75, f"zh/{path.name}: the header reads in {words / 3 + cjk / 5:.0f} s"

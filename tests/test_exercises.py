@@ -181,6 +181,18 @@ def test_a_check_on_the_unfilled_answer_in_real_processes_gives_nothing_away(exe
                             check(exercise, *solution_of(exercise), seed=11, lang="en"))
 
 
+def test_run_all_prints_no_hint_and_no_solution():
+    """A hint comes when asked for: no code cell of either edition calls hint() or solution() (the
+    exercises' introduction says how to ask); the executed notebooks are checked in test_notebooks."""
+    for path in sorted((REPO / "notebooks").glob("**/0*.ipynb")):
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+            if cell["cell_type"] != "code":
+                continue
+            code = "\n".join(line.split("#")[0] for line in "".join(cell["source"]).splitlines())
+            assert not re.search(r"\b(hint|solution)\(", code), (path.name, cell["id"])
+            assert "reveal=True" not in code, (path.name, cell["id"])
+
+
 def test_wrong_arguments_are_said_plainly():
     result = check("04.save", print, lang="en")
     assert not result.passed and "save_checkpoint, load_checkpoint" in result.diagnosis

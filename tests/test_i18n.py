@@ -37,3 +37,30 @@ def test_chinese_labels_are_chinese_and_keep_their_placeholders():
     for en, zh in i18n.LABELS.items():
         assert any("\u4e00" <= ch <= "\u9fff" for ch in zh) or zh == en, (en, zh)
         assert sorted(re.findall(r"{\w+", en)) == sorted(re.findall(r"{\w+", zh)), (en, zh)
+
+
+def test_every_label_a_notebook_passes_to_a_table_has_its_chinese():
+    """The notebooks' code cells are the same in both editions: a row label a cell writes
+    (``tables.facts({"label": ...})``, ``index="..."``) reaches the Chinese edition through ``i18n``."""
+    import json
+    import re
+
+    from course_lib.lab.tables import _label
+
+    missing = []
+    for path in sorted((PACKAGE.parent / "notebooks").glob("0*.ipynb")):
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+            if cell["cell_type"] != "code":
+                continue
+            source = "".join(cell["source"])
+            for node in ast.walk(ast.parse(source)):
+                if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+                    continue
+                if node.func.attr == "facts" and node.args and isinstance(node.args[0], ast.Dict):
+                    keys = [k.value for k in node.args[0].keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+                else:
+                    keys = []
+                keys += [kw.value.value for kw in node.keywords if kw.arg == "index" and isinstance(kw.value, ast.Constant)]
+                missing += [(path.name, cell["id"], k) for k in keys
+                            if re.search("[A-Za-z]{3}", k) and _label(k, "zh") == (k if " " in k else k.replace("_", " "))]
+    assert not missing, missing

@@ -3,6 +3,7 @@ after the cell tagged ``parameters``, as papermill does), and the test that keep
 edition's code identical to the English one."""
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -75,6 +76,9 @@ def test_notebook_runs(name, lang, tmp_path, monkeypatch):
     outputs = [(c.get("id"), o) for c in nb["cells"] for o in c.get("outputs", [])]
     assert not [o for _, o in outputs if o.get("output_type") == "error"]
     assert [o for _, o in outputs if "image/png" in o.get("data", {})], f"{name} drew no figure"
+    shown = json.dumps([o for _, o in outputs], ensure_ascii=False)
+    assert not re.search(r"Hint \d+ of \d+|提示 \d+/\d+|reference solution of|参考答案：course_lib", shown), \
+        "Run All printed a hint or a solution: they come on request only"
     noise = [(cid, "".join(o["text"])[:200]) for cid, o in outputs
              if o.get("name") == "stderr" and "Warning" in "".join(o["text"])]
     assert not noise, noise

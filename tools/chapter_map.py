@@ -64,22 +64,21 @@ def times_block(parts: list[dict] | None, lang: str) -> str:
     ex = [p for p in parts if kind_of(p["title"]) == "exercises"]
     optional = [p for p in parts if kind_of(p["title"]) == "optional"]
     if zh:
-        lines = [f"**用时**（双核机器、默认参数实测；阅读时间按每分钟 300 字、每行代码 3 秒估计）：核心路径约 "
-                 f"{minutes(read)} 分钟阅读 + {minutes(run)} 分钟运行，合计约 {minutes(read + run)} 分钟"]
+        lines = [f"**用时**（双核机器、默认参数实测；阅读按每分钟 300 字、每行代码 3 秒估计）：核心路径约 "
+                 f"{minutes(read)} 分钟阅读 + {minutes(run)} 分钟运行"]
         if ex:  # their check cells ran on empty answers here: a real check's time is in docs/exercises.md
-            lines.append(f"练习与自测：约 {minutes(sum(p['read_seconds'] for p in ex))} 分钟阅读，另加自己写代码的时间"
-                         "（每个检查几秒到二十秒，见 docs/exercises.md）")
-        lines += [f"选读 {letter(p)}：{minutes(p['read_seconds'])} 分钟阅读 + {minutes(p['run_seconds'])} 分钟运行"
-                  for p in optional]
+            lines.append(f"练习与自测约 {minutes(sum(p['read_seconds'] for p in ex))} 分钟阅读，另加写代码的时间")
+        if optional:
+            lines.append("选读（阅读 + 运行，分钟）" + "，".join(f"{letter(p)} {minutes(p['read_seconds'])} + "
+                                                          f"{minutes(p['run_seconds'])}" for p in optional))
         return "；".join(lines) + "。"
-    lines = [f"**Time** (measured on 2 cores with the defaults; reading estimated at 180 words a minute and 3 s a "
-             f"line of code): core path about {minutes(read)} min to read + {minutes(run)} min to run, "
-             f"{minutes(read + run)} min in all"]
+    lines = [f"**Time** (2 cores, the defaults; reading at 180 words a minute and 3 s a line of code): core path about "
+             f"{minutes(read)} min to read + {minutes(run)} min to run"]
     if ex:  # their check cells ran on empty answers here: a real check's time is in docs/exercises.md
-        lines.append(f"exercises and quiz: about {minutes(sum(p['read_seconds'] for p in ex))} min to read, plus "
-                     "writing your code (each check answers in seconds to about 20 s: docs/exercises.md)")
-    lines += [f"optional {letter(p)}: {minutes(p['read_seconds'])} min to read + {minutes(p['run_seconds'])} min "
-              "to run" for p in optional]
+        lines.append(f"exercises and quiz about {minutes(sum(p['read_seconds'] for p in ex))} min to read, plus your code")
+    if optional:
+        lines.append("optional (read + run, min): " + ", ".join(f"{letter(p)} {minutes(p['read_seconds'])} + "
+                                                                 f"{minutes(p['run_seconds'])}" for p in optional))
     return "; ".join(lines) + "."
 
 

@@ -185,31 +185,31 @@ QUESTIONS: dict[str, list[tuple[tuple[str, str], list[Option]]]] = {
           wrong("that every rank's parameters are identical", "每个 Rank 的参数都逐位相同",
                 "The losses cannot show it: section 5's unsynchronised ranks had close losses and different models.",
                 "损失看不出这一点：第 5 节里没有同步的 Rank 损失接近，模型却不同。")]),
-        (("You forget sampler.set_epoch(epoch). What does the ledger show?", "忘了调用 sampler.set_epoch(epoch)，训练账本会显示什么？"),
-         [right("every epoch repeats epoch 1's order", "每个 epoch 都重复第 1 个 epoch 的顺序",
-                "DistributedSampler shuffles with the seed plus the epoch number; without set_epoch the number stays 0. "
-                "The loss still falls, so only the ledger's sample digests show it.",
-                "DistributedSampler 用种子加 epoch 编号打乱；不调用 set_epoch，这个编号一直是 0。损失照样下降，"
-                "只有训练账本里的样本摘要能看出来。"),
-          wrong("both ranks train on the same reviews", "两个 Rank 在每个 epoch 里训练完全相同的影评",
-                "The ranks still get disjoint shares; what repeats is the order, epoch after epoch.",
-                "各 Rank 的份额仍然互不重叠；重复的是一个又一个 epoch 的顺序。"),
-          wrong("the run stops with an error in epoch 2", "训练在第 2 个 epoch 报错停下",
-                "Nothing fails: the run goes on, silently less random.",
-                "什么都不会报错：训练照常进行，只是悄悄地不再随机。")]),
-        (("Why must the worker function live in a package, not in a notebook cell?",
-          "为什么工作函数必须放在包里，而不能定义在 notebook 的单元格中？"),
-         [right("new processes import it by name", "新进程要按名字导入这个函数",
-                "spawn starts fresh interpreters that import the worker's module; a cell's function lives in the "
-                "kernel's __main__, which they do not have.",
-                "spawn 启动全新的解释器，它们要导入工作函数所在的模块；单元格里的函数在内核的 __main__ 里，"
-                "新解释器没有这个模块。"),
-          wrong("a cell runs too slowly for DDP", "单元格里的代码对 DDP 来说太慢",
-                "Speed is the same; the new process simply cannot find the function.",
-                "速度一样；只是新进程找不到这个函数。"),
-          wrong("DDP refuses to start in a notebook", "DDP 拒绝在 notebook 里启动",
-                "DDP runs fine from a notebook when the worker is importable: this notebook does it.",
-                "只要工作函数可以导入，DDP 在 notebook 里运行得很好：这个 notebook 就是这样做的。")]),
+        (("Section 5 trained rank 1 on random labels. Where did it show?", "第 5 节让 Rank 1 用随机标签训练。从哪里看出来的？"),
+         [right("in rank 1's loss, which stayed near guessing", "Rank 1 的损失停在瞎猜的水平",
+                "DDP keeps the parameters identical, so nothing crashes and the check at the end passes; only that "
+                "rank's loss tells, and its ledger lists the reviews it trained on.",
+                "DDP 让参数保持一致，所以什么都不会崩溃，结束时的核对也能通过；只有这个 Rank 的损失露馅，它的训练账本"
+                "还记着它训练了哪些影评。"),
+          wrong("in a crash at the first step of the run", "训练在第一步就崩溃了",
+                "Random labels are valid data: every step runs, every rank takes its optimizer step.",
+                "随机标签也是合法的数据：每一步都照常运行，每个 Rank 都照常更新参数。"),
+          wrong("in parameters that differed across the ranks", "到最后各 Rank 的参数出现了不同",
+                "DDP averages every rank's gradient, so all ranks take the same step and stay identical, bad data or "
+                "not.", "DDP 对所有 Rank 的梯度求平均，所以不论数据好坏，各 Rank 都做同样的更新，参数始终一致。")]),
+        (("In section 6's static group of two nodes, one worker fails. What happens to the job?",
+          "第 6 节两个节点的固定通信组里，一个工作进程出了故障。作业会怎样？"),
+         [right("it ends: a static group cannot re-form", "作业结束：固定通信组无法重组",
+                "Every rank waits for every other at each step, and a static group has a fixed size. Nodes that re-form "
+                "a group together need torch's c10d rendezvous (station 5, optional deep-dive C).",
+                "每一步每个 Rank 都要等其他所有 Rank，而固定通信组的大小是定死的。要让各节点一起重组通信组，"
+                "需要 torch 的 c10d 汇合（第 5 站选读 C）。"),
+          wrong("its work moves over to the other node", "它的工作转到另一个节点上继续",
+                "Nothing in a static launch moves work between nodes; the other node's ranks wait for the lost one.",
+                "固定启动方式里没有任何东西会在节点之间转移工作；另一个节点的 Rank 只会等那个丢掉的进程。"),
+          wrong("the other ranks simply carry on without it", "其余的 Rank 不带它继续训练",
+                "They cannot: every all-reduce needs every rank of the group, so they wait and then fail.",
+                "做不到：每次 all-reduce 都需要通信组里的每个 Rank，所以它们只能等待，然后出错。")]),
     ],
     "04": [
         (("The chapter's checkpoint holds model, optimizer and loss. What else does a resume in the middle of an "

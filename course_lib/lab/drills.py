@@ -95,8 +95,8 @@ def resume_mode_study(workdir: str | Path, base: TrainConfig, kill_at_step: int,
 
 def acceptance_table(study: dict, lang: str | None = None):
     """The chapter's acceptance test (:func:`course_lib.watch.compare.acceptance_test`) applied to
-    every resume of a :func:`resume_mode_study`, beside what ``compare`` says of the same run.
-    Used in notebook 05 (§3)."""
+    every resume of a :func:`resume_mode_study`, beside what ``compare`` says of the same run (the
+    first divergent step, the samples repeated, identical or not). Used in notebook 05 (§3)."""
     import pandas as pd
 
     from course_lib.lab.i18n import resolve, tr
@@ -106,7 +106,10 @@ def acceptance_table(study: dict, lang: str | None = None):
     rows = {}
     for mode, r in study["runs"].items():
         a = acceptance_test(r["run_dir"])
-        rows[mode] = {tr("loss before the resume", lang): round(a["checkpoint_loss"], 4),
+        first = r.get("first_divergent_step")
+        rows[mode] = {tr("first divergent step", lang): tr("none", lang) if first is None else first,
+                      tr("samples repeated", lang): r.get("repeated_samples", "–"),
+                      tr("loss before the resume", lang): round(a["checkpoint_loss"], 4),
                       tr("loss after it", lang): round(a["first_epoch_after_loss"], 4),
                       tr("the chapter's test", lang): tr("passes" if a["passes"] else "fails", lang),
                       tr("identical?", lang): tr("yes" if r["identical"] else "no", lang)}

@@ -156,7 +156,7 @@ def _early_late(run_dir: str | Path, share: float) -> dict[int, tuple[float, flo
 
 def loss_by_rank(run_dir: str | Path, share: float = 0.2, lang: str | None = None) -> pd.DataFrame:
     """Each rank's own loss early and late in the run (means over the first and the last
-    ``share`` of its steps), as a table (notebook 03, "Reading the output"). The chapter's
+    ``share`` of its steps), as a table. The chapter's
     reading of the per-rank lines: a rank whose loss falls by less than half as much as the best
     rank's is out of step, and is where debugging starts (its data, its device, its labels)."""
     lang = resolve(lang)
@@ -166,6 +166,26 @@ def loss_by_rank(run_dir: str | Path, share: float = 0.2, lang: str | None = Non
              tr("falls with the others?", lang): tr("yes" if early - late > 0.5 * best else "NO", lang)}
             for rank, (early, late) in early_late.items()]
     return pd.DataFrame(rows).set_index("rank")
+
+
+def addition_order(a: float, b: float, c: float, lang: str | None = None) -> pd.DataFrame:
+    """``(a + b) + c`` and ``a + (b + c)`` in floating point, to the last digit Python prints, and
+    whether they are equal: the order of an all-reduce's additions matters (notebook 03, optional deep-dive A)."""
+    lang = resolve(lang)
+    left, right = (a + b) + c, a + (b + c)
+    return facts({f"({a!r} + {b!r}) + {c!r}": repr(left), f"{a!r} + ({b!r} + {c!r})": repr(right),
+                  "equal?": left == right}, lang)
+
+
+def padding_shares(report: dict, lang: str | None = None) -> pd.DataFrame:
+    """The share of padded positions of each way to make batches (:func:`course_lib.data.batching.padding_report`),
+    as a table (notebook 02, §4)."""
+    lang = resolve(lang)
+    rows = {tr(name, lang): f"{report[key]:.1%}" for key, name in
+            (("pad_to_max", "pad every review to max_length"), ("dynamic", "dynamic padding"), ("grouped", "length grouping"))}
+    frame = pd.DataFrame({tr("share of padded positions", lang): list(rows.values())}, index=list(rows))
+    frame.index.name = tr("batches (max_length {m}, batch {b})", lang, m=report["max_length"], b=report["batch_size"])
+    return frame
 
 
 def sync_claim(result: dict, share: float = 0.2, lang: str | None = None) -> pd.DataFrame:
