@@ -121,6 +121,33 @@ def _cmd_advise(args) -> int:
     return 0
 
 
+def _cmd_audit(args) -> int:
+    import shlex
+
+    from course_lib.audit import audit
+
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    resume = shlex.split(args.resume_command) if args.resume_command else None
+    from course_lib.audit.plan import parse_fault
+
+    try:
+        faults = [parse_fault(f) for f in args.fault] if args.fault else args.faults
+    except ValueError as err:
+        raise ConfigError(str(err)) from None
+    options = {"faults": faults, "per_run": args.per_run, "seed": args.seed, "kinds": tuple(args.kinds),
+               "every": args.every, "timeout": args.timeout, "grace": args.grace, "budget": args.budget}
+    if args.each:
+        from course_lib.audit.classroom import audit_each, classroom_text
+
+        rows = audit_each(args.each, command, resume, out=args.out, **options)
+        print(classroom_text(rows))
+        return 0 if all(r["exit_code"] == 0 for r in rows) else 1
+    report = audit(command, resume, out=args.out, **options)
+    print(report.text())
+    print(f"report: {report.out / 'report.json'}")
+    return report.exit_code
+
+
 def _cmd_edition(args) -> int:
     from course_lib.lab.edition import build_edition
     from course_lib.paths import output_dir
@@ -194,6 +221,8 @@ COMMANDS = {
     "advise": ("how often to save, from a finished run's own costs", "python -m course_lib advise runs/a --mtbf 6h"),
     "predict": ("label reviews with a trained run's model", 'python -m course_lib predict runs/pipeline "A fine film."'),
     "edition": ("run every notebook offline and write an HTML edition to read", "python -m course_lib edition --small"),
+    "audit": ("kill any training script for real and check that it resumes bit-identically; exit 0 only if it does",
+              "python -m course_lib audit -- python train.py --out {run}"),
 }
 
 
@@ -246,7 +275,35 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--small", action="store_true", help="the tests' small parameters (minutes, not half an hour)")
     e.add_argument("--teacher", action="store_true",
                    help="a teacher's edition: each notebook ends with its exercises' reference solutions, labelled")
+    _audit_options(command("audit", _cmd_audit))
     return parser
+
+
+def _audit_options(p: argparse.ArgumentParser) -> None:
+    from course_lib.audit.plan import KINDS
+
+    p.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND ...",
+                   help="how you start training, after --; {run} stands for a fresh folder per run (its checkpoints)")
+    p.add_argument("--resume-command", metavar="'COMMAND ...'",
+                   help="the command that resumes, quoted as one argument, when it is not the same command "
+                        "(default: the same command)")
+    p.add_argument("--out", default="audit", help="the audit's folder: its runs, the probe's records, report.json")
+    p.add_argument("--faults", type=int, default=8, help="real faults to deliver")
+    p.add_argument("--fault", action="append", metavar="KIND@STEP[:RANK]",
+                   help="deliver this fault instead of seeded ones (repeatable), e.g. sigkill@14:1 to see again one "
+                        "a report showed")
+    p.add_argument("--per-run", type=int, default=2, help="faults that strike one run in turn (it resumes after each)")
+    p.add_argument("--seed", type=int, default=0, help="chooses the faults' kinds, steps and ranks")
+    p.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS), help="the kinds of fault to choose from")
+    p.add_argument("--every", type=int, default=1, metavar="K",
+                   help="digest parameters, gradients and optimizer state every K steps (big models)")
+    p.add_argument("--timeout", type=float, metavar="SECONDS",
+                   help="the longest one attempt may run (default: 4x the run never interrupted, at least 60 s)")
+    p.add_argument("--grace", type=float, default=30.0, metavar="SECONDS",
+                   help="after SIGTERM, how long the script has to save and leave (a scheduler's warning time)")
+    p.add_argument("--budget", type=float, metavar="SECONDS", help="no new interrupted run starts after this long")
+    p.add_argument("--each", metavar="FOLDER|PATTERN",
+                   help="a teacher's audit: every script of a folder (or a glob), {script} in the command")
 
 
 def main(argv: list[str] | None = None) -> int:

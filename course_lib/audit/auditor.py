@@ -1,0 +1,183 @@
+"""``audit(command)``: the kit's guarantee applied to any training script, by real faults.
+
+1. The command runs twice, never interrupted, each time in a fresh ``{run}`` folder: are the
+   two runs the same run? If not, the audit stops there (no resume can be exact).
+2. Faults are planned from what the first run did (:mod:`course_lib.audit.plan`). Each
+   interrupted run starts in a fresh ``{run}`` folder; after each fault the resume command (the
+   same command unless ``resume_command`` is given) runs again in that folder.
+3. Each interrupted run is set beside the uninterrupted one by content
+   (:mod:`course_lib.audit.verdict`), and the findings are merged into one :class:`Report`.
+
+The script is run as the user runs it: not edited, not imported. A command that cannot be
+audited raises :class:`AuditError` (the command line's exit code 2).
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from tqdm.auto import tqdm
+
+from course_lib.audit.attempt import Attempt, run_attempt, substitute
+from course_lib.audit.judge import Reference
+from course_lib.audit.plan import KINDS, Fault, given, plan
+from course_lib.audit.records import alignment_table
+from course_lib.audit.report import Report
+from course_lib.audit.verdict import judge_references, judge_run
+from course_lib.config import ConfigError
+
+MARKER = "audit.json"  # an audit folder says so: a later audit may clear it
+
+
+class AuditError(ConfigError):
+    """A command that cannot be audited, with what to do (one line on the command line, exit code 2)."""
+
+
+@dataclass
+class Settings:
+    """How an audit strikes. ``faults``: how many real faults (or the list of them, by hand),
+    ``per_run`` of them in each interrupted run, chosen by ``seed`` among ``kinds``.
+    ``every``: digest parameters, gradients and optimizer state every ``every`` steps (1: every
+    step; the rest is recorded every step). ``timeout``: seconds one attempt may take (default:
+    four times the uninterrupted run, at least a minute). ``grace``: seconds a script has after
+    SIGTERM to save and leave. ``budget``: no new interrupted run starts after that many seconds."""
+    faults: int | list[Fault] = 8
+    per_run: int = 2
+    seed: int = 0
+    kinds: tuple[str, ...] = KINDS
+    every: int = 1
+    timeout: float | None = None
+    grace: float = 30.0
+    budget: float | None = None
+
+    def __post_init__(self):
+        unknown = sorted(set(self.kinds) - set(KINDS))
+        if unknown or not self.kinds:
+            raise AuditError(f"unknown fault kind(s) {unknown}; choose from {', '.join(KINDS)}")
+        if isinstance(self.faults, int) and self.faults < 1 or self.per_run < 1 or self.every < 1:
+            raise AuditError("--faults, --per-run and --every must be at least 1")
+
+
+def audit(command: list[str], resume_command: list[str] | None = None, out: str | Path = "audit",
+          progress: bool = True, **settings) -> Report:
+    """Audit ``command`` (a list of arguments, ``{run}`` where the run's folder goes); the
+    keyword settings are :class:`Settings`'. Writes ``out/report.json`` and ``out/report.txt``;
+    returns the :class:`Report`. Raises :class:`AuditError` for a command that cannot be audited.
+    Used in notebook 05 (§10)."""
+    auditor = _Audit(_checked(command, "command"), _checked(resume_command, "--resume-command"),
+                     _fresh(Path(out)), Settings(**settings))
+    with tqdm(total=2, desc="audit", unit="run", disable=not progress) as bar:
+        return auditor.run(bar)
+
+
+class _Audit:
+    def __init__(self, command: list[str], resume: list[str] | None, out: Path, settings: Settings):
+        self.command, self.resume, self.out, self.s = command, resume, out, settings
+        (out / MARKER).write_text(json.dumps({"command": command, "resume_command": resume, "seed": settings.seed}))
+        self.t0 = time.monotonic()
+
+    def run(self, bar) -> Report:
+        first = self._reference("reference-1", self.s.timeout or 3600)
+        bar.update()
+        table = self.out / "reference.json"
+        table.write_text(json.dumps(alignment_table(first.processes)))
+        timeout = self.s.timeout or max(60.0, 4 * first.seconds + 30)
+        second = self._reference("reference-2", timeout)
+        bar.update()
+        ref = Reference(first.processes)
+        steps = ref.length(ref.ranks[0])
+        info = {"steps": steps, "ranks": ref.ranks, "seconds": round((first.seconds + second.seconds) / 2, 2),
+                "saves": sum(ref.saves().values())}
+        found = judge_references(first.processes, second.processes)
+        report = Report(self.command, self.resume, self.out, self.s.seed, info,
+                        [f for f in found if f.kind != "set-epoch"], [f for f in found if f.kind == "set-epoch"])
+        if not report.deterministic:
+            s = self.s
+            runs = given(s.faults, s.per_run) if isinstance(s.faults, list) else \
+                plan(steps, ref.ranks, ref.saves(), s.faults, s.seed, tuple(s.kinds), s.per_run)
+            report.planned_runs = len(runs)
+            bar.total += sum(len(r) + 1 for r in runs)
+            bar.refresh()
+            for j, faults in enumerate(runs, 1):
+                if s.budget is not None and time.monotonic() - self.t0 > s.budget:
+                    break
+                report.runs.append(judge_run(ref, faults, self._interrupted(j, faults, table, timeout, bar)))
+        report.seconds = time.monotonic() - self.t0
+        report.save()
+        return report
+
+    def _attempt(self, argv: list[str], run: str, i: int, **kw) -> Attempt:
+        run_dir = self.out / "runs" / run
+        run_dir.mkdir(parents=True, exist_ok=True)
+        return run_attempt(substitute(argv, run_dir), self.out / "records" / run / f"attempt-{i}",
+                           self.out / "logs" / f"{run}-{i}.log", every=self.s.every, **kw)
+
+    def _reference(self, name: str, timeout: float) -> Attempt:
+        """One uninterrupted run, which must end well and take optimizer steps."""
+        attempt = self._attempt(self.command, name, 1, timeout=timeout)
+        if attempt.timed_out:
+            raise AuditError(f"the command did not finish within {timeout:.0f} s; give --timeout SECONDS, or a "
+                             "shorter run")
+        if attempt.exit_code != 0:
+            tail = attempt.tail()
+            last = next((ln.strip() for ln in reversed(tail.splitlines()) if ln.strip()), "no output")
+            hint = (f"; its Python has no torch: run it with the Python that trains (e.g. {sys.executable})"
+                    if "No module named 'torch'" in tail else "; fix the command until it trains to its end on its own")
+            raise AuditError(f"the command failed ({attempt.how}: {last[:200]}){hint}; its output: {attempt.log}")
+        if not attempt.steps:
+            raise AuditError("the command ran but took no optimizer step the audit could see (torch.optim's step, in a "
+                             "Python started without -I, -E or -S, which would skip the audit's PYTHONPATH)")
+        run_dir = (self.out / "runs" / name).resolve()
+        outside = sorted({e["target"] for p in attempt.processes for e in p.of_type("save")  # after a step: a checkpoint
+                          if e["k"] > 0 and e["target"].startswith("/")
+                          and not Path(e["target"]).resolve().is_relative_to(run_dir)})
+        if outside:
+            raise AuditError(f"the script saves to {outside[0]}, outside its {{run}} folder: runs would share "
+                             "checkpoints; give the folder it saves into as {run}")
+        return attempt
+
+    def _interrupted(self, j: int, faults: list[Fault], table: Path, timeout: float, bar) -> list[Attempt]:
+        """One run struck by ``faults`` in turn, each restart by the resume command, the last one undisturbed."""
+        attempts, reached = [], None
+        for i, fault in enumerate([*faults, None]):
+            attempt = self._attempt(self.command if i == 0 else self.resume or self.command, f"faults-{j}", i + 1,
+                                    fault=fault.for_probe() if fault else None, reference=table, hint=reached,
+                                    timeout=timeout, grace=self.s.grace)
+            attempts.append(attempt)
+            bar.update()
+            reached = max((s["g"] for p in attempt.processes for s in p.steps if s.get("g") is not None),
+                          default=reached)
+            ended = fault is not None and not any(p.fault for p in attempt.processes) and attempt.exit_code == 0
+            stuck = i > 0 and not attempt.steps and attempt.exit_code != 0  # a restart that failed before its first step
+            if ended or stuck:  # the run ended before the fault could strike, or cannot go on: nothing to resume
+                bar.update(len(faults) - i)
+                break
+        return attempts
+
+
+def _checked(argv, what: str) -> list[str] | None:
+    if argv is None:
+        return None
+    if isinstance(argv, str) or not argv:
+        raise AuditError(f"the {what} must be a list of arguments (got {argv!r}); on the command line: "
+                         "python -m course_lib audit -- python train.py --out {run}")
+    if not any("{run}" in a for a in argv):
+        raise AuditError(f"the {what} has no {{run}}: put {{run}} where the script's run folder (its checkpoints) goes, "
+                         "e.g. python train.py --out {run}; each run of the audit gets a fresh one")
+    return [str(a) for a in argv]
+
+
+def _fresh(out: Path) -> Path:
+    """``out`` empty, or an earlier audit's folder (cleared); anything else is refused."""
+    if out.exists() and not out.is_dir():
+        raise AuditError(f"--out {out} is a file; give a folder for the audit's runs and report")
+    if out.is_dir() and any(out.iterdir()):
+        if not (out / MARKER).exists():
+            raise AuditError(f"--out {out} holds files of something other than an audit; give an empty or new folder")
+        shutil.rmtree(out)
+    (out / "runs").mkdir(parents=True, exist_ok=True)
+    return out

@@ -1,0 +1,141 @@
+"""The audit's findings: what went wrong, in one line each, and the fix in the chapter's terms.
+
+Every finding has a ``kind`` (the state or habit at fault), a line made from a template and the
+run's numbers, and the fix. They come in the order a person fixes things (:data:`KINDS`):
+first whether the script is deterministic at all, then whether a run starts again after a
+fault, where it went on from, which state differed there, where it parted later, the end.
+The templates are English; :func:`course_lib.lab.tables.audit_findings` shows them in the
+notebook's language.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+RNG_NAMES = {"python": "Python's RNG (random)", "numpy": "NumPy's global RNG", "torch": "torch's CPU RNG",
+             "cuda": "CUDA's RNG"}
+SAVE_RNG = ("save torch.get_rng_state() (and random.getstate(), np.random.get_state(), CUDA's) of every rank "
+            "with the checkpoint and restore them before the next step")
+POSITION = "save the position within the epoch (the step) with the checkpoint and skip the batches already trained"
+
+# kind -> (line template, fix); in the order a person fixes them
+KINDS = {
+    # (a) is the script deterministic at all?
+    "unseeded-init": ("parameters differ before the first step between two runs never interrupted: the model's "
+                      "initialisation is not seeded", "call torch.manual_seed(seed) before building the model"),
+    "unseeded-data": ("the batches of step {step} differ between two runs never interrupted: the data set or its "
+                      "order is not seeded{rngs}", "seed what builds and shuffles the data (torch.manual_seed, "
+                      "random.seed, np.random.seed, or a seeded DataLoader generator)"),
+    "unseeded-rng": ("the state of {rngs} differs at step {step} between two runs never interrupted, with the same "
+                     "parameters and batches", "seed every RNG a step draws from when the run starts"),
+    "nondeterministic": ("{what} of step {step} differ between two runs never interrupted, with the same parameters, "
+                         "batches and RNGs: the computation is not deterministic",
+                         "torch.use_deterministic_algorithms(True), a fixed number of threads, seeded data workers"),
+    "runs-differ": ("{what}", "make two runs of the same command the same run before auditing resumes"),
+    # a habit the reference run shows
+    "set-epoch": ("the DistributedSampler draws the same order in every epoch (epoch {epoch} in all {passes} passes "
+                  "on rank {rank}): set_epoch is never called", "call sampler.set_epoch(epoch) at the start of each "
+                  "epoch"),
+    # (b) does it start again, and from where?
+    "not-atomic": ("after {fault}, the resumed run {what}: the checkpoint a crash cut half-way was the one "
+                   "it {needed}", "write the checkpoint to a temporary file, fsync it, then os.replace it over "
+                   "the old one (the previous checkpoint stays valid until the new one is complete)"),
+    "did-not-start": ("after {fault}, the resumed run did not start: {error}", "make the resume read only "
+                      "complete checkpoints, and fix the error above"),
+    "hung": ("{fault}: the run did not end within {seconds:.0f} s and was killed (a rank waiting for a dead "
+             "peer?)", "let every rank fail when a peer is lost (a collective's timeout), so the launcher can "
+             "restart the job"),
+    "started-over": ("after {fault}, the resumed run started again from step 0 ({redone} steps redone) although the "
+                     "checkpoint of step {newest} was complete: no checkpoint was loaded",
+                     "load the newest checkpoint when the run starts"),
+    "older": ("after {fault}, the resumed run went on from step {resumed}, although the checkpoint of step {newest} was "
+              "complete: the resume did not take the newest checkpoint", "resume from the newest complete checkpoint "
+              "(by step number, not by file name: 'model_epoch_10' sorts before 'model_epoch_2')"),
+    "unaligned": ("after {fault}, the parameters the resumed run started from are no state of the "
+                  "uninterrupted run", "load the model's state_dict from this run's checkpoint"),
+    "sigterm-no-save": ("{fault} (a scheduler's preemption): the script stopped without saving; the resume went "
+                        "on from step {resumed}: {lost} trained again", "on SIGTERM set a flag; at the end "
+                        "of the step save a checkpoint and exit"),
+    "sigterm-ignored": ("{fault}: the script was still running {grace:.0f} s later and was killed",
+                        "on SIGTERM set a flag; at the end of the step save a checkpoint and exit"),
+    # (c) at the resume point
+    "optimizer": ("after {fault}, the optimizer state at the resume (step {resumed}) differs from the uninterrupted "
+                  "run's", "save optimizer.state_dict() with the model and load it back (the chapter's second item)"),
+    "scheduler": ("after {fault}, step {step} used learning rate {ours} where the uninterrupted run used {theirs}",
+                  "save the LR scheduler's state_dict() with the checkpoint and load it back"),
+    "hyper": ("after {fault}, the optimizer's settings (other than the learning rate) differ at step {step}",
+              "restore the optimizer with load_state_dict, param groups included"),
+    "rng": ("after {fault}, the state of {rngs} differs at the first step after the resume ({ranks}){how}", SAVE_RNG),
+    "rng-rank": ("after {fault}, the state of {rngs} differs on rank {bad} and matches on rank {good}: not every "
+                 "rank's RNG was saved and restored", "save and restore every rank's RNG state, each rank its own"),
+    "position": ("after {fault}, the resumed run went back to the start of its epoch: step {step} trained the batch "
+                 "of step {other} again ({n} steps repeated)", POSITION),
+    "epoch": ("after {fault}, the resumed run trains the epoch it had finished again: step {step} trained the batch "
+              "of step {other}, one epoch ({n} steps) back", "the saved epoch is the one just finished: resume "
+              "from the next one (epoch + 1)"),
+    "skip": ("after {fault}, the resumed run skipped {n} steps' batches: step {step} trained the batch of step "
+             "{other}", POSITION),
+    "order": ("after {fault}, step {step} trained another batch than the uninterrupted run's{sampler}: the data "
+              "order was not restored", "restore the shuffle: a DataLoader generator's state "
+              "(generator.get_state()), or sampler.set_epoch(epoch) with the resumed epoch"),
+    # (d) where it parted later
+    "data-unseen": ("after {fault}, the gradients of step {step} differ while parameters, optimizer state, learning "
+                    "rate and RNGs match: the data order or the position in the epoch (the audit saw no DataLoader)",
+                    POSITION + "; restore the data order"),
+    "unseen": ("after {fault}, {what} of step {step} differ while parameters, optimizer state, learning rate, RNGs "
+               "and batches match: state the audit cannot see (a buffer such as BatchNorm's running statistics, a "
+               "generator of the script's own) or a nondeterministic kernel", "save every piece of state a step "
+               "reads (model.state_dict() holds the buffers; a generator's get_state())"),
+    # (e) the end
+    "steps": ("after {fault}, the resumed run took {ours} steps in all, the uninterrupted one {theirs}{why}",
+              "resume at the step after the one saved, and end where the uninterrupted run ends"),
+    "final": ("after {fault}, the final parameters differ from the uninterrupted run's", "see the lines above"),
+    "crashed": ("after {fault}, the resumed run ended with {how}: {error}", "fix the error above"),
+    # notes: nothing wrong with the script
+    "not-delivered": ("{fault} was not delivered: {why}", ""),
+    "rng-unused": ("the state of {rngs} differed after a resume, but nothing drew from it: the run stayed exact", ""),
+}
+NOTES = ("not-delivered", "rng-unused")
+
+
+@dataclass
+class Finding:
+    kind: str
+    values: dict = field(default_factory=dict)
+    count: int = 1  # faults it was seen after
+
+    @property
+    def template(self) -> str:
+        return KINDS[self.kind][0]
+
+    @property
+    def line(self) -> str:
+        return self.template.format(**self.values)
+
+    @property
+    def fix(self) -> str:
+        return KINDS[self.kind][1]
+
+    @property
+    def defect(self) -> bool:
+        return self.kind not in NOTES
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "line": self.line, "fix": self.fix, "defect": self.defect, "count": self.count,
+                "values": self.values}
+
+
+def rng_list(names) -> str:
+    names = [RNG_NAMES.get(n.removeprefix("rng."), n) for n in names]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def merge(findings: list[Finding]) -> list[Finding]:
+    """One finding per kind (the first one's numbers, how many faults showed it), in fixing order."""
+    merged: dict[str, Finding] = {}
+    for f in findings:
+        if f.kind in merged:
+            merged[f.kind].count += f.count
+        else:
+            merged[f.kind] = Finding(f.kind, dict(f.values), f.count)
+    order = list(KINDS)
+    return sorted(merged.values(), key=lambda f: order.index(f.kind))

@@ -1,0 +1,110 @@
+"""Which faults an audit delivers, chosen by a seed from what the reference run did.
+
+Four kinds, each a real signal (:mod:`course_lib.audit.probe`):
+
+* ``sigkill``: one rank is SIGKILLed as a step begins (a crash: nothing the script does runs);
+* ``sigterm``: every rank gets SIGTERM as a step begins, as a scheduler's preemption reaches
+  the whole job; the script has a grace period to save and leave;
+* ``during-save``: half of one of the script's checkpoint files is written, then SIGKILL;
+* ``after-save``: SIGKILL as the step right after a save begins (the newest checkpoint is the
+  one just written: is it complete and is it the one resumed from?).
+
+The steps are spread over the run (one per stretch of ``steps / count`` steps, its place in the
+stretch drawn by the seed), the save-bound kinds moved to the nearest save. Several faults
+share one run (``per_run``): the first kills the run, the resumed run is killed by the next
+one, and so on; the run's last attempt goes to its end undisturbed.
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+KINDS = ("sigkill", "sigterm", "during-save", "after-save")
+SAVE_KINDS = ("during-save", "after-save")
+
+
+@dataclass(frozen=True)
+class Fault:
+    kind: str            # one of KINDS
+    at: int              # the reference run's step: as it begins, or (during-save) the save after it
+    rank: int | None     # the rank it strikes; None: every rank (SIGTERM)
+    nth: int = 0         # during-save: which torch.save after that step
+
+    def for_probe(self) -> dict:
+        return {"mode": "sigkill" if self.kind == "after-save" else self.kind, "at": self.at, "rank": self.rank,
+                "nth": self.nth}
+
+    @property
+    def when(self) -> float:
+        """Where in the run it strikes, to order the faults of one run (a step's save follows it)."""
+        return self.at + 0.25 if self.kind == "during-save" else self.at - 0.5
+
+    def describe(self) -> str:
+        who = "every rank" if self.rank is None else f"rank {self.rank}"
+        return {"sigkill": f"SIGKILL {who} at step {self.at}",
+                "sigterm": f"SIGTERM {who} at step {self.at}",
+                "during-save": f"SIGKILL {who} half-way through the save after step {self.at}",
+                "after-save": f"SIGKILL {who} at step {self.at}, just after the save of step {self.at - 1}"}[self.kind]
+
+
+def plan(steps: int, ranks: list[int], saves: dict[tuple[int, int], int], count: int, seed: int = 0,
+         kinds: tuple[str, ...] = KINDS, per_run: int = 2) -> list[list[Fault]]:
+    """``count`` faults for a run of ``steps`` optimizer steps on ``ranks``, in runs of at most
+    ``per_run``, each run's faults in the order they strike. ``saves``: ``(rank, step) -> number
+    of torch.save calls`` after that step in the reference run. Kinds that need a save are left
+    out when the script never saves (the others take their place)."""
+    rng = random.Random(seed)
+    save_steps = sorted({s for (_, s) in saves if 0 < s <= steps})
+    usable = [k for k in kinds if k not in SAVE_KINDS
+              or (k == "during-save" and save_steps) or (k == "after-save" and any(s < steps for s in save_steps))]
+    if not usable or steps < 1 or count < 1:
+        return []
+    chosen = [usable[i % len(usable)] for i in range(count)]
+    rng.shuffle(chosen)
+    faults: list[Fault] = []
+    for i, kind in enumerate(chosen):
+        lo = 1 + steps * i // count
+        hi = max(lo, steps * (i + 1) // count)
+        faults.append(_fault(kind, rng.randint(lo, min(hi, steps)), ranks, saves, save_steps, steps, rng))
+    unique = list(dict.fromkeys(faults))
+    for _ in range(10 * count):  # a fault drawn twice (a short run, the nearest save) is drawn again elsewhere
+        if len(unique) >= count:
+            break
+        extra = _fault(rng.choice(usable), rng.randint(1, steps), ranks, saves, save_steps, steps, rng)
+        if extra not in unique:
+            unique.append(extra)
+    faults = sorted(unique, key=lambda f: (f.when, f.kind, -1 if f.rank is None else f.rank))
+    n_runs = -(-len(faults) // max(1, per_run))
+    return [faults[i::n_runs] for i in range(n_runs)]
+
+
+def parse_fault(text: str) -> Fault:
+    """``KIND@STEP`` or ``KIND@STEP:RANK`` (``sigkill@14:1``): one fault given by hand, e.g. to
+    deliver again the one a report showed. A SIGTERM strikes every rank; the rank defaults to 0."""
+    kind, _, where = text.partition("@")
+    step, _, rank = where.partition(":")
+    if kind not in KINDS or not step.isdigit() or int(step) < 1 or (rank and not rank.isdigit()):
+        raise ValueError(f"--fault {text!r} is not KIND@STEP[:RANK] with KIND one of {', '.join(KINDS)} "
+                         "and STEP >= 1, e.g. sigkill@14:1")
+    return Fault(kind, int(step), None if kind == "sigterm" else int(rank or 0))
+
+
+def given(faults: list[Fault], per_run: int) -> list[list[Fault]]:
+    """Faults given by hand, in runs of at most ``per_run``, each run's in the order they strike."""
+    faults = sorted(faults, key=lambda f: f.when)
+    return [faults[i:i + max(1, per_run)] for i in range(0, len(faults), max(1, per_run))]
+
+
+def _fault(kind: str, step: int, ranks: list[int], saves: dict, save_steps: list[int], steps: int,
+           rng: random.Random) -> Fault:
+    if kind == "sigterm":
+        return Fault(kind, step, None)
+    if kind == "sigkill":
+        return Fault(kind, step, rng.choice(ranks))
+    candidates = save_steps if kind == "during-save" else [s for s in save_steps if s < steps]
+    nearest = min(candidates, key=lambda s: (abs(s - step), s))
+    if kind == "after-save":
+        return Fault(kind, nearest + 1, rng.choice(ranks))
+    savers = sorted(r for (r, s) in saves if s == nearest)
+    rank = rng.choice(savers)
+    return Fault(kind, nearest, rank, rng.randrange(saves[(rank, nearest)]))

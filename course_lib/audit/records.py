@@ -1,0 +1,104 @@
+"""What the probe wrote, read back: one :class:`Process` per interpreter that took an optimizer
+step or saved, loaded or seeded something, and per rank the table a resume is found by.
+
+A process's rank is the one its first step recorded (``torch.distributed`` by then, else
+``$RANK``, else 0). A rank may have several processes in one attempt (a launcher that restarts
+its workers): :func:`segments` puts them in the order they started.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+COMPONENTS = ("params", "state", "grads")
+
+
+@dataclass
+class Process:
+    """One interpreter's records, in the order written."""
+    pid: int
+    started: float
+    events: list[dict] = field(default_factory=list)
+
+    @property
+    def steps(self) -> list[dict]:
+        return [e for e in self.events if e["type"] == "step"]
+
+    @property
+    def rank(self) -> int | None:
+        steps = self.steps
+        return steps[0]["rank"] if steps else None
+
+    def of_type(self, kind: str) -> list[dict]:
+        return [e for e in self.events if e["type"] == kind]
+
+    @property
+    def end(self) -> dict | None:
+        ends = self.of_type("end")
+        return ends[-1] if ends else None
+
+    @property
+    def fault(self) -> dict | None:
+        faults = self.of_type("fault")
+        return faults[0] if faults else None
+
+    def final_params(self) -> str | None:
+        """The parameters as this process left them: its ``end`` record, else its last full step."""
+        if self.end is not None:
+            return self.end["params"]
+        full = [s for s in self.steps if "params" in s]
+        return full[-1]["params"] if full and full[-1] is self.steps[-1] else None
+
+    def probe_seconds(self) -> float:
+        """Time this process spent in the probe's hooks."""
+        return max((e.get("probe_s", 0.0) for e in self.events), default=0.0)
+
+
+def read_processes(folder: str | Path) -> list[Process]:
+    """Every process of one attempt (``folder``: the probe's ``out``), in the order they started.
+    A line cut off by a SIGKILL mid-write is dropped."""
+    out = []
+    for path in sorted(Path(folder).glob("*.jsonl")) if Path(folder).is_dir() else []:
+        events = []
+        for line in path.read_text().splitlines():
+            try:
+                events.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue
+        start = next((e for e in events if e["type"] == "start"), None)
+        if start is not None:
+            out.append(Process(start["pid"], start["time"], [e for e in events if e["type"] != "start"]))
+    return sorted(out, key=lambda p: p.started)
+
+
+def stepping(processes: list[Process]) -> list[Process]:
+    return [p for p in processes if p.steps]
+
+
+def ranks_of(processes: list[Process]) -> list[int]:
+    return sorted({p.rank for p in stepping(processes)})
+
+
+def segments(attempts: list[list[Process]], rank: int) -> list[tuple[int, Process]]:
+    """``(attempt index, process)`` for every process of ``rank`` that took a step, in order."""
+    return [(i, p) for i, procs in enumerate(attempts) for p in stepping(procs) if p.rank == rank]
+
+
+def by_step(process: Process) -> dict[int, dict]:
+    """A reference process's steps by their number (its steps are the reference's: 1, 2, ...)."""
+    return {s["k"]: s for s in process.steps}
+
+
+def alignment_table(processes: list[Process]) -> dict[str, list]:
+    """Per rank, ``[c, params, state]`` for every state of the reference after step ``c`` that the
+    probe digested: before the first step (``c = 0``), after each full step, at each save. A
+    resumed process is found in it by content (``course_lib_audit_probe.resume_point``)."""
+    table: dict[str, list] = {}
+    for p in stepping(processes):
+        first = p.steps[0]
+        rows = [[0, first["params_before"], first["state_before"]]]
+        rows += [[s["k"], s["params"], s["state"]] for s in p.steps if "params" in s]
+        rows += [[e["k"], e["params"], e["state"]] for e in p.of_type("save") if "params" in e]
+        table[str(p.rank)] = rows
+    return table

@@ -1,0 +1,98 @@
+"""The zoo (tests/audit_zoo/): small training scripts the audit has never seen the inside of,
+each with one defect, and three correct ones. The audit must name each defect, and find nothing
+wrong with the correct ones over 20 real faults each: one process, mp.spawn with DDP, torchrun
+with DDP. Each script is run as a user runs it, unchanged; the audit only sets the environment.
+
+A broken script is audited with one fault that reaches its defect (a SIGTERM for the script
+without a SIGTERM save, a cut save for the non-atomic one, a kill after a checkpoint for the
+rest), so that the test names the defect in seconds; ``python -m bench audit_zoo`` audits every
+script with the default, seeded faults."""
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from course_lib import cli
+from course_lib.audit import audit
+from course_lib.audit.plan import parse_fault
+
+pytestmark = pytest.mark.slow
+ZOO = Path(__file__).parent / "audit_zoo"
+
+
+def command(script: str) -> list[str]:
+    """How a user starts the zoo's ``script`` (torchrun for the torchrun one)."""
+    path = str(ZOO / f"{script}.py")
+    if "torchrun" in script:
+        return [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", path, "--out", "{run}"]
+    return [sys.executable, path, "--out", "{run}"]
+
+
+# script, the finding it must get (the only defect named), the fault that reaches it, words of its line
+BROKEN = [
+    ("no_optimizer_state", "optimizer", "sigkill@14", "optimizer state"),
+    ("no_scheduler_state", "scheduler", "sigkill@14", "step 17 used learning rate 0.1 where the uninterrupted run used 0.05"),
+    ("no_rng_state", "rng", "sigkill@14", "never restored"),
+    ("rng_reseeded", "rng", "sigkill@14", "seeded again"),
+    ("rng_rank0_only", "rng-rank", "sigkill@14:1", "differs on rank 1 and matches on rank 0"),
+    ("set_epoch_missing", "set-epoch", "sigkill@14:1", "set_epoch is never called"),
+    ("position_lost", "position", "sigkill@14", "step 11 trained the batch of step 1 again"),
+    ("epoch_off_by_one", "epoch", "sigkill@20", "one epoch (12 steps) back"),
+    ("non_atomic_save", "not-atomic", "during-save@10", "did not start"),
+    ("no_sigterm_save", "sigterm-no-save", "sigterm@14", "without saving"),
+    ("unseeded_init", "unseeded-init", "sigkill@14", "initialisation is not seeded"),
+    ("unseeded_data", "unseeded-data", "sigkill@14", "not seeded"),
+    ("shuffle_generator_not_restored", "order", "sigkill@20", "data order was not restored"),
+]
+CORRECT = ["correct_one_process", "correct_spawn_ddp", "correct_torchrun_ddp"]
+
+
+@pytest.mark.parametrize("script, kind, fault, words", BROKEN, ids=[b[0] for b in BROKEN])
+def test_the_audit_names_each_broken_scripts_defect(tmp_path, script, kind, fault, words):
+    report = audit(command(script), out=tmp_path / "audit", faults=[parse_fault(fault)], progress=False)
+    defects = [f for f in report.findings if f.defect]
+    assert [f.kind for f in defects] == [kind], report.text()
+    assert words in defects[0].line, defects[0].line
+    assert report.exit_code == 1 and not report.exact
+    saved = json.loads((tmp_path / "audit" / "report.json").read_text())
+    assert saved["exit_code"] == 1 and saved["findings"][0]["kind"] == kind and saved["findings"][0]["fix"]
+
+
+@pytest.mark.parametrize("script", CORRECT)
+def test_the_correct_scripts_resume_exactly_over_20_faults(tmp_path, script):
+    report = audit(command(script), out=tmp_path / "audit", faults=20, per_run=10, seed=1, progress=False)
+    assert report.exact and report.exit_code == 0, report.text()
+    assert report.faults >= 20, report.text()
+    kinds = {row.fault.kind for run in report.runs for row in run.rows if row.delivered}
+    assert kinds == {"sigkill", "sigterm", "during-save", "after-save"}
+    assert not [f for f in report.findings if f.defect]
+
+
+def test_the_command_line_says_exact_with_0_and_not_with_1(tmp_path, capsys):
+    good = cli.main(["audit", "--out", str(tmp_path / "good"), "--faults", "2", "--kinds", "sigkill", "--",
+                     *command("correct_one_process")])
+    assert good == 0 and "EXACT" in capsys.readouterr().out
+    bad = cli.main(["audit", "--out", str(tmp_path / "bad"), "--faults", "2", "--kinds", "sigkill", "--",
+                    *command("no_optimizer_state")])
+    text = capsys.readouterr().out
+    assert bad == 1 and "[optimizer]" in text and "fix: save optimizer.state_dict()" in text
+    assert (tmp_path / "bad" / "report.json").exists() and (tmp_path / "bad" / "report.txt").exists()
+
+
+def test_a_teacher_audits_a_folder_of_scripts_with_one_command(tmp_path, capsys):
+    class_dir = tmp_path / "submissions"
+    class_dir.mkdir()
+    for name in ("correct_one_process", "no_rng_state"):
+        (class_dir / f"{name}.py").write_text((ZOO / f"{name}.py").read_text())
+    (class_dir / "zoo_common.py").write_text((ZOO / "zoo_common.py").read_text())
+    (class_dir / "broken_syntax.py").write_text("def train(:\n")
+    code = cli.main(["audit", "--each", str(class_dir / "[bcn]*.py"), "--out", str(tmp_path / "class"), "--faults", "2",
+                     "--kinds", "sigkill", "--", sys.executable, "{script}", "--out", "{run}"])
+    text = capsys.readouterr().out
+    assert code == 1
+    assert "correct_one_process.py: EXACT" in text and "no_rng_state.py: NOT EXACT" in text
+    assert "broken_syntax.py: cannot audit: the command failed" in text and "SyntaxError" in text
+    assert "1 of 3 scripts resume exactly" in text
+    rows = json.loads((tmp_path / "class" / "classroom.json").read_text())
+    assert [r["exit_code"] for r in rows] == [2, 0, 1]
