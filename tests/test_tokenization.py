@@ -1,7 +1,6 @@
 import pytest
 
 from course_lib.data.tokenization import (
-    encode_dataset,
     encode_texts,
     encode_windows,
     length_stats,
@@ -67,11 +66,7 @@ def test_windows_keep_every_token(wp):
     assert set(full[1:-1]) <= set(inner)
 
 
-def test_encode_dataset_and_stats(wp):
-    from datasets import Dataset
-
-    ds = encode_dataset(Dataset.from_dict({"text": ["one two", "three"], "label": [0, 1]}), wp, max_length=16)
-    assert ds.column_names == ["text", "label", "input_ids", "attention_mask"]
+def test_length_stats():
     s = length_stats([100, 200, 300, 600])
     assert s["over_256"] == 0.5 and s["over_512"] == 0.25 and length_stats([])["n"] == 0
 

@@ -1,11 +1,8 @@
-"""Padding and batching: why padding exists, and how to waste as little of it as possible.
+"""Padding and batching: a batch is a rectangle, reviews are not.
 
-A batch is a rectangle, reviews are not. Three ways to make the rectangle:
-
-* pad to ``max_length`` (every batch is ``B x max_length``): simple, mostly padding;
-* dynamic padding (pad each batch to its own longest member): :func:`pad_batch`;
-* length-grouped batches (similar lengths batched together, then dynamic padding):
-  :func:`length_grouped_batches`, which keeps randomness by shuffling *mega-batches*.
+Three ways to make the rectangle: pad to ``max_length`` (simple, mostly padding); pad each batch to
+its own longest member (:func:`pad_batch`); batch similar lengths together first
+(:func:`length_grouped_batches`, random through shuffled *mega-batches*).
 """
 from __future__ import annotations
 
@@ -14,13 +11,9 @@ import torch
 
 
 def pad_batch(features: list[dict], pad_id: int, max_length: int | None = None) -> dict[str, torch.Tensor]:
-    """Collate ``[{"input_ids": [...], ...}, ...]`` into padded tensors.
-
-    Pads to the longest member (or to ``max_length`` when given: the pad-to-max baseline);
-    ``attention_mask`` is 1 on real tokens and 0 on padding. Other integer keys
-    (``label``...) are stacked.
-    Used in notebook 02 (§3).
-    """
+    """``input_ids`` + ``attention_mask`` (+ each integer key, e.g. ``label``) of ``features`` as long
+    tensors, padded to the longest member or to ``max_length`` if longer (the pad-to-max baseline);
+    raises ValueError for an empty batch. Notebook 02, §3."""
     if not features:
         raise ValueError("cannot collate an empty batch")
     longest = max(len(f["input_ids"]) for f in features)
@@ -39,11 +32,9 @@ def pad_batch(features: list[dict], pad_id: int, max_length: int | None = None) 
 
 
 def length_grouped_batches(lengths, batch_size: int, seed: int = 0, mega: int = 50) -> list[list[int]]:
-    """Indices batched so that similar lengths share a batch.
-
-    Shuffle, cut into mega-batches of ``mega * batch_size``, sort each mega-batch by length,
-    cut into batches, shuffle the batch order: random enough for SGD, little padding.
-    """
+    """Batches of indices in which similar lengths share a batch; raises ValueError if ``batch_size < 1``.
+    Shuffle, cut into mega-batches of ``mega * batch_size``, sort each by length, cut into batches,
+    shuffle the batch order: random enough for SGD, little padding."""
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
     lengths = np.asarray(lengths)
@@ -58,12 +49,13 @@ def length_grouped_batches(lengths, batch_size: int, seed: int = 0, mega: int = 
 
 
 def random_batches(n: int, batch_size: int, seed: int = 0) -> list[list[int]]:
+    """Indices ``0..n-1`` shuffled by ``seed``, cut into batches of ``batch_size`` (the last may be short)."""
     order = np.random.default_rng(seed).permutation(n)
     return [order[i:i + batch_size].tolist() for i in range(0, n, batch_size)]
 
 
 def padded_share(lengths, batches: list[list[int]]) -> float:
-    """Share of the tokens in all batch rectangles that are padding, when every batch is
+    """Share of the tokens in the batches' rectangles that are padding (0.0 for no batches), each batch
     padded to its own longest member."""
     lengths = np.asarray(lengths)
     real = total = 0
@@ -75,8 +67,8 @@ def padded_share(lengths, batches: list[list[int]]) -> float:
 
 
 def padding_report(lengths, batch_size: int = 32, max_length: int = 256, seed: int = 0) -> dict:
-    """Padded-token share for pad-to-max, dynamic and length-grouped batching (all truncated
-    at ``max_length``), and how much length grouping saves against pad-to-max. Used in notebook 02 (§4)."""
+    """Padded shares ``pad_to_max``, ``dynamic``, ``grouped`` (lengths truncated at ``max_length``), their
+    ``pad_tokens``, and ``grouped_cut_vs_pad_to_max``: what length grouping saves. Notebook 02, §4."""
     lengths = np.minimum(np.asarray(lengths), max_length)
     rand = random_batches(len(lengths), batch_size, seed)
     pad_to_max = 1.0 - lengths.sum() / (max_length * len(lengths)) if len(lengths) else 0.0

@@ -1,26 +1,13 @@
-"""Near-duplicate detection: MinHash signatures + LSH banding + exact Jaccard check.
+"""Near-duplicates: MinHash signatures, LSH banding, then the exact Jaccard of every candidate.
 
-The textbook stops at ``set()``, which only catches byte-identical copies. Re-posted reviews
-with a word changed, different case or punctuation slip through and inflate the held-out
-score when one copy lands in train and the other in test.
-
-How it works (and why it is fast in NumPy):
-
-1. each review becomes its word *k*-shingles (ASCII case and punctuation folded), each hashed
-   to 64 bits, for the whole corpus in a handful of vectorised passes;
-2. hash functions of the multiply-shift family ``(a*x + b) >> 32`` are applied to *all*
-   shingles of *all* reviews at once, and ``np.minimum.reduceat`` takes the per-review
-   minimum: the MinHash signature. P(two minima agree) = Jaccard similarity;
-3. signatures are cut into ``bands`` of ``rows``; reviews that agree on a whole band become
-   candidate pairs (LSH). ``rows`` is chosen so a pair at the threshold is found with
-   probability >= 0.99. Because step 4 checks every candidate exactly, the signature only has
-   to *find* pairs, not estimate their similarity: 60 hash functions (12 bands x 5 rows at
-   0.8) do, where an estimate-only MinHash (datasketch's default) uses 128;
-4. every candidate is checked with its *exact* Jaccard, so precision does not depend on the
-   estimate's noise; pairs at or above the threshold are merged into clusters (union-find) and
-   the first review of each cluster is kept.
-
-``datasketch`` is the reference implementation; ``bench/near_dup_bench.py`` compares the two.
+``set()`` (the textbook's dedup) misses a review re-posted with a word, the case or the punctuation
+changed, and one copy in each split inflates the held-out score. Every step is vectorised over the
+corpus: hashed word *k*-shingles (ASCII case and punctuation folded); multiply-shift hashes
+``(a*x + b) >> 32`` with ``np.minimum.reduceat`` per review (the MinHash signature); LSH bands, with
+``rows`` chosen so a pair at the threshold is found with probability >= 0.99; then each candidate's
+*exact* Jaccard decides, and union-find keeps each cluster's first review. As the signature only
+has to *find* pairs, 60 hash functions (12 bands x 5 rows at 0.8) do, where datasketch's estimating
+default uses 128 (``bench/near_dup_bench.py`` compares the two).
 """
 from __future__ import annotations
 
@@ -38,7 +25,7 @@ _MULT = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0x
 
 
 def shingle_words(text: str) -> list[bytes]:
-    """Words with ASCII case and punctuation folded away: re-posting edits do not count."""
+    """The words of ``text`` as bytes, ASCII case and punctuation folded away (re-posting edits do not count)."""
     return _words([text])[0]
 
 
@@ -50,14 +37,10 @@ def _words(texts: list[str]) -> list[list[bytes]]:
 
 
 def flat_shingles(texts: list[str], k: int = 3) -> tuple[np.ndarray, np.ndarray]:
-    """Hashes of every word ``k``-shingle of every text, flat, and each text's start offset.
-
-    Words are numbered corpus-wide in one ``pandas.factorize`` call, and shingle hashes are a
-    multiply-xor mix of ``k`` word numbers computed for all positions at once. A text shorter
-    than ``k`` words is one shingle; an empty text is the shingle of one empty word, so every
-    text has at least one (``np.minimum.reduceat`` needs that). Repeated shingles are kept:
-    they do not change a minimum.
-    """
+    """``(hashes, offsets)``: the 64-bit hash of every word ``k``-shingle of every text, flat, and each
+    text's start in it; raises ValueError if ``k < 1``. Words are numbered corpus-wide by one
+    ``pandas.factorize``. Every text has a shingle, as ``np.minimum.reduceat`` needs (an empty text that
+    of one empty word); repeats are kept (they do not change a minimum)."""
     if k < 1:
         raise ValueError(f"shingle size k must be >= 1, got {k}")
     words = [w or [b""] for w in _words(texts)]
@@ -88,9 +71,9 @@ def shingle_hashes(texts: list[str], k: int = 3) -> list[np.ndarray]:
 
 
 def lsh_params(threshold: float, num_perm: int, target: float = 0.99) -> tuple[int, int]:
-    """(bands, rows): the largest ``rows`` whose ``bands = num_perm // rows`` still find a
-    pair of Jaccard ``threshold`` with probability >= ``target``. Larger rows = fewer false
-    candidates to verify. Used in notebook 01 (§4)."""
+    """``(bands, rows)``: the largest ``rows`` whose ``num_perm // rows`` bands still find a pair of
+    Jaccard ``threshold`` with probability >= ``target`` (more rows, fewer false candidates to
+    verify); raises ValueError for a threshold outside (0, 1]. Notebook 01, §4."""
     if not 0.0 < threshold <= 1.0:
         raise ValueError(f"threshold must be in (0, 1], got {threshold}")
     best = (num_perm, 1)
@@ -103,8 +86,8 @@ def lsh_params(threshold: float, num_perm: int, target: float = 0.99) -> tuple[i
 
 def minhash_signatures(hashes: np.ndarray, offsets: np.ndarray, num_perm: int = 64, seed: int = 1,
                        progress: bool = True) -> np.ndarray:
-    """(num_perm, n_texts) uint32 MinHash signatures of all texts at once: one hash function
-    at a time over the flat shingle array (in place, no temporaries), minimum per text."""
+    """``(num_perm, n_texts)`` uint32 MinHash signatures of :func:`flat_shingles`' output: one hash
+    function at a time over the whole flat array (in place, no temporaries), minimum per text."""
     rng = np.random.default_rng(seed)
     a = rng.integers(1, 2**63, size=num_perm, dtype=np.uint64) * np.uint64(2) + np.uint64(1)  # odd
     b = rng.integers(0, 2**63, size=num_perm, dtype=np.uint64)
@@ -120,7 +103,7 @@ def minhash_signatures(hashes: np.ndarray, offsets: np.ndarray, num_perm: int = 
 
 
 def jaccard(x: np.ndarray, y: np.ndarray) -> float:
-    """Exact Jaccard of two sorted unique hash arrays."""
+    """The exact Jaccard similarity of two sorted unique hash arrays."""
     inter = len(np.intersect1d(x, y, assume_unique=True))
     return inter / (len(x) + len(y) - inter)
 
@@ -143,6 +126,8 @@ class _UnionFind:
 
 @dataclass
 class NearDupResult:
+    """What :func:`find_near_duplicates` found, as indices into its ``texts``."""
+
     pairs: list[tuple[int, int, float]]      # (i, j, exact Jaccard), i < j, Jaccard >= threshold
     clusters: list[list[int]]                # groups of >= 2 near-duplicates, sorted
     keep: list[int]                          # first member of every cluster + all singletons
@@ -177,8 +162,9 @@ def find_near_duplicates(
     progress: bool = True,
     max_all_pairs: int = 64,
 ) -> NearDupResult:
-    """Find all pairs of texts whose word-``k``-shingle Jaccard similarity is >= ``threshold``.
-    Used in notebook 01 (§4)."""
+    """A :class:`NearDupResult`: the pairs whose word-``k``-shingle Jaccard is >= ``threshold`` (exact),
+    their clusters and the texts to keep; raises TypeError for a text not a str. Notebook 01, §4. An LSH
+    bucket of more than ``max_all_pairs`` texts is linked to its first member, not pair by pair."""
     t0 = time.perf_counter()
     texts = list(texts)
     if not texts:
@@ -189,7 +175,8 @@ def find_near_duplicates(
     flat, offsets = flat_shingles(texts, k)
     bands, rows = lsh_params(threshold, num_perm)
     sig = minhash_signatures(flat, offsets, bands * rows, seed, progress=progress)
-    band_mult = np.random.default_rng(seed + 1).integers(1, 2**63, size=rows, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+    band_rng = np.random.default_rng(seed + 1)
+    band_mult = band_rng.integers(1, 2**63, size=rows, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
     candidates: set[tuple[int, int]] = set()
     with np.errstate(over="ignore"):
         for band in range(bands):
@@ -225,12 +212,10 @@ def find_near_duplicates(
 def plant_near_duplicates(
     texts: list[str], n: int, edit_rate: float = 0.02, seed: int = 0
 ) -> tuple[list[str], list[tuple[int, int]]]:
-    """Append ``n`` edited copies of random texts; return the corpus and (source, copy) pairs.
-
-    Each copy gets ``max(1, edit_rate * words)`` word insertions/deletions, then random case
-    changes and punctuation swaps, the edits people make when re-posting a review.
-    Used in notebook 01 (optional deep-dive A).
-    """
+    """``(corpus, planted)``: ``texts`` followed by edited copies of ``n`` random ones, and the
+    ``(source, copy)`` index pairs. Notebook 01, optional deep-dive A. Each copy gets
+    ``max(1, edit_rate * words)`` word insertions or deletions, then random case changes and
+    punctuation swaps: the edits people make when re-posting a review."""
     rng = np.random.default_rng(seed)
     filler = ["really", "very", "just", "movie", "film", "quite", "so", "honestly"]
     out = list(texts)
@@ -251,9 +236,9 @@ def plant_near_duplicates(
 
 
 def pair_scores(found: set[tuple[int, int]], planted: list[tuple[int, int]], n_original: int) -> dict:
-    """Recall over the planted pairs; precision over found pairs that involve a planted copy
-    (pairs among the original reviews are real near-duplicates, not errors).
-    Used in notebook 01 (optional deep-dive A)."""
+    """``{planted, found_involving_planted, recall, precision}`` of the ``found`` pairs against the
+    planted ones. Notebook 01, optional deep-dive A. Precision counts only found pairs that involve a
+    planted copy: pairs among the original reviews are real near-duplicates, not errors."""
     truth = {tuple(sorted(p)) for p in planted}
     involving = {p for p in found if max(p) >= n_original}
     hit = len(truth & involving)

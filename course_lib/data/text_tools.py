@@ -16,8 +16,10 @@ _TOKEN = re.compile(r"\S+")
 
 @dataclass(frozen=True)
 class Chunk:
+    """A piece of a source text and its character span: ``source[start:end] == text``."""
+
     text: str
-    start: int  # character offsets in the source: source[start:end] == text
+    start: int
     end: int
 
 
@@ -28,8 +30,9 @@ def _check_text(text: object) -> str:
 
 
 def chunk_by_sentence(text: str, max_chars: int = 1000) -> list[Chunk]:
-    """Greedy sentence packing: whole sentences are joined until ``max_chars``; a single
-    sentence longer than that is cut on word boundaries by :func:`chunk_fixed`. Used in notebook 01 (§5)."""
+    """Chunks of whole sentences, packed greedily up to ``max_chars`` each (a longer sentence is cut every
+    ``max_chars`` characters by :func:`chunk_fixed`); raises TypeError for a text that is not a str,
+    ValueError if ``max_chars < 1``. Notebook 01, §5."""
     text = _check_text(text)
     if max_chars < 1:
         raise ValueError(f"max_chars must be >= 1, got {max_chars}")
@@ -50,7 +53,8 @@ def chunk_by_sentence(text: str, max_chars: int = 1000) -> list[Chunk]:
         if cur:
             chunks.append(Chunk(text[cur[0]:cur[1]], *cur))
         if e - s > max_chars:
-            chunks.extend(Chunk(c.text, c.start + s, c.end + s) for c in chunk_fixed(text[s:e], max_chars, 0, unit="chars"))
+            pieces = chunk_fixed(text[s:e], max_chars, 0, unit="chars")
+            chunks.extend(Chunk(c.text, c.start + s, c.end + s) for c in pieces)
             cur = None
         else:
             cur = (s, e)
@@ -60,12 +64,9 @@ def chunk_by_sentence(text: str, max_chars: int = 1000) -> list[Chunk]:
 
 
 def chunk_fixed(text: str, size: int, overlap: int = 0, unit: str = "words") -> list[Chunk]:
-    """Windows of ``size`` words (or characters) that step by ``size - overlap``.
-
-    With ``unit="words"`` a window never splits a word. The last window always reaches the
-    end of the text, so the chunks cover the input.
-    Used in notebook 01 (§5).
-    """
+    """Windows of ``size`` words (or characters, ``unit="chars"``) that step by ``size - overlap``; raises
+    ValueError for a bad size, overlap or unit. Notebook 01, §5. A word window never splits a word,
+    and the last window reaches the end of the text, so the windows cover it."""
     text = _check_text(text)
     if size < 1 or not 0 <= overlap < size:
         raise ValueError(f"need size >= 1 and 0 <= overlap < size, got size={size}, overlap={overlap}")
@@ -86,8 +87,8 @@ def chunk_fixed(text: str, size: int, overlap: int = 0, unit: str = "words") -> 
 
 
 def coverage(text: str, chunks: Iterable[Chunk]) -> float:
-    """Share of the text's non-space characters that lie inside some chunk (1.0 = nothing lost).
-    Used in notebook 01 (§5)."""
+    """Share of ``text``'s non-space characters inside some chunk (1.0: nothing lost); raises ValueError
+    for a chunk that does not match the text. Notebook 01, §5."""
     covered = bytearray(len(text))
     for c in chunks:
         if text[c.start:c.end] != c.text:
@@ -103,6 +104,9 @@ POLICIES = ("first", "priority", "vote")
 
 @dataclass
 class Rule:
+    """A rule that votes for ``label`` where ``pattern`` matches (case-insensitive); raises ValueError for
+    a bad regular expression."""
+
     label: str
     pattern: str        # a regular expression; plain keywords work as they are
     priority: int = 0
@@ -118,13 +122,10 @@ class Rule:
 
 
 class RuleLabeler:
-    """Keyword/regex rules -> one label, with a default and an explicit conflict policy.
-
-    ``first``: the first rule (in list order) that matches wins; ``priority``: the matching
-    rule with the highest ``priority`` wins (ties: list order); ``vote``: the label with the
-    most pattern hits wins (ties: list order). Texts no rule matches get ``default``.
-    Used in notebook 01 (§6).
-    """
+    """Keyword/regex rules -> one label per text (``default`` where none matches), with an explicit
+    conflict ``policy``; raises ValueError for an unknown policy or no rules. Notebook 01, §6.
+    ``first``: the first matching rule wins; ``priority``: the matching rule of highest ``priority``;
+    ``vote``: the label with the most pattern hits; ties go to list order."""
 
     def __init__(self, rules: Iterable[Rule | tuple], default: str = "Other", policy: str = "first"):
         if policy not in POLICIES:
@@ -135,7 +136,8 @@ class RuleLabeler:
         self.default, self.policy = default, policy
 
     def explain(self, text: str) -> dict:
-        """The label and every rule that matched, so conflicts are visible, not silent."""
+        """``{label, matched, conflict}``: the label, the labels of every rule that matched, and whether
+        they disagree, so conflicts are visible, not silent."""
         text = _check_text(text)
         matches = [(i, r, r.hits(text)) for i, r in enumerate(self.rules)]
         matches = [m for m in matches if m[2] > 0]
@@ -150,7 +152,8 @@ class RuleLabeler:
             for _, r, n in matches:
                 votes[r.label] = votes.get(r.label, 0) + n
             label = max(votes, key=lambda lab: (votes[lab], -next(i for i, r, _ in matches if r.label == lab)))
-        return {"label": label, "matched": sorted({r.label for _, r, _ in matches}), "conflict": len({r.label for _, r, _ in matches}) > 1}
+        matched = sorted({r.label for _, r, _ in matches})
+        return {"label": label, "matched": matched, "conflict": len(matched) > 1}
 
     def __call__(self, text: str) -> str:
         return self.explain(text)["label"]
@@ -168,7 +171,8 @@ DEMO_RULES = [
 
 
 def demo_corpus() -> list[str]:
-    """The handwritten demo corpus in ``data/demo_corpus.txt`` (one text per line). Used in notebook 01 (§6)."""
+    """The texts of the handwritten ``data/demo_corpus.txt``, one per line (the book's one sentence when
+    the repository's ``data/`` is not there). Notebook 01, §6."""
     path = Path(__file__).resolve().parents[2] / "data" / "demo_corpus.txt"
     if not path.exists():  # installed without the repo: fall back to the book's sentence
         return ["Machine learning is transforming how we build software."]

