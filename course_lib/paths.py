@@ -38,7 +38,8 @@ def _exists_as(path: Path, folder: bool, what: str, hint: str) -> None:
 
 
 def run_dir(path: str | Path, command: str) -> Path:
-    """A run directory with a readable ``config.json``, or the line that says what it is instead."""
+    """``path`` if it is a run directory with a readable, whole ``config.json``; else raises ConfigError
+    with the line that says what it is instead (e.g. the folder above the runs)."""
     path = Path(path)
     _exists_as(path, True, command, "a run directory (the --run-dir of a train run)")
     if not (path / "config.json").is_file():
@@ -53,7 +54,8 @@ def run_dir(path: str | Path, command: str) -> Path:
 
 
 def read_config(path: str | Path) -> TrainConfig:
-    """``DIR/config.json`` as a ``TrainConfig``; a cut-off or foreign file is one line."""
+    """``DIR/config.json`` as a :class:`TrainConfig`; raises ConfigError (one line) for a file that is
+    unreadable, empty, cut off, not UTF-8 or not a run's config."""
     f = Path(path) / "config.json"
     if not os.access(f, os.R_OK):
         raise ConfigError(f"{f} cannot be read (permission denied); chmod u+r {f}")
@@ -77,7 +79,8 @@ def read_config(path: str | Path) -> TrainConfig:
 
 
 def text_file(path: str | Path, what: str) -> str:
-    """The contents of a UTF-8 text file a person names (``predict --file``)."""
+    """The contents of a UTF-8 text file a person names (``predict --file``); raises ConfigError for a
+    path that is missing, a folder, unreadable or not UTF-8."""
     path = Path(path)
     _exists_as(path, False, what, "a UTF-8 text file")
     try:
@@ -88,7 +91,8 @@ def text_file(path: str | Path, what: str) -> str:
 
 
 def data_path(path: str | Path) -> None:
-    """``--data-path``: an aclImdb folder, or a non-empty UTF-8 CSV / a parquet file."""
+    """Raises ConfigError unless ``--data-path`` is an aclImdb folder, a non-empty parquet file or a
+    UTF-8 CSV with ``text`` and ``label`` columns."""
     path = Path(path).expanduser()
     hint = "an aclImdb folder or a CSV/parquet file with 'text' and 'label' columns"
     _exists_as(path, path.is_dir(), "--data-path", hint)  # a folder or a file: both may be right
@@ -117,7 +121,7 @@ def data_path(path: str | Path) -> None:
 
 
 def output_dir(path: str | Path, flag: str = "--run-dir") -> None:
-    """A folder the run may create or write into."""
+    """Raises ConfigError unless ``path`` is a folder the run may create or write into."""
     path = Path(path)
     if path.exists() and not path.is_dir():
         raise ConfigError(f"{flag} {path} is a file; give a folder (it is created if missing)")
@@ -127,8 +131,8 @@ def output_dir(path: str | Path, flag: str = "--run-dir") -> None:
 
 
 def disposable_run_dir(path: str | Path, flag: str = "--run-dir") -> None:
-    """A folder that may be deleted and started afresh: missing, empty, or holding only what a
-    run writes. Anything else (your files, the repository) is refused, never wiped."""
+    """Raises ConfigError unless ``path`` may be deleted and started afresh: missing, empty, or holding
+    only what a run writes. Your files, the repository, are refused, never wiped."""
     output_dir(path, flag)
     path = Path(path)
     foreign = sorted(p.name for p in path.iterdir() if p.name not in RUN_ENTRIES) if path.is_dir() else []

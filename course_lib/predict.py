@@ -19,7 +19,8 @@ LABELS = ("negative", "positive")  # label 0 / 1 in the IMDB data
 
 @dataclass
 class Classifier:
-    """A run's model in eval mode with its tokenizer, ready for :meth:`predict`."""
+    """A run's model in eval mode with its tokenizer and config, as :func:`load_classifier` builds it."""
+
     model: torch.nn.Module
     tokenizer: object
     cfg: TrainConfig
@@ -27,6 +28,8 @@ class Classifier:
 
     @torch.no_grad()
     def predict(self, texts: list[str], batch_size: int = 64) -> list[dict]:
+        """One ``{label, probability, positive, text}`` per text (a str is one text), cleaned and
+        truncated as the training data was; raises ConfigError for a text with no words."""
         from course_lib.data.batching import pad_batch
         from course_lib.data.sources import clean_text
         from course_lib.data.tokenization import encode_texts
@@ -50,8 +53,8 @@ class Classifier:
 
 
 def load_classifier(run_dir: str | Path) -> Classifier:
-    """The run's model and tokenizer; clear errors for a run without weights or a config that
-    cannot be rebuilt."""
+    """A :class:`Classifier` of the run's model (``final/model.pt``, else its newest valid checkpoint);
+    raises ConfigError for a run without weights, or weights that do not fit its config."""
     from course_lib.checkpoint.store import latest_valid, load_part
     from course_lib.data.tokenization import load_tokenizer
     from course_lib.ddp.models import build_model
@@ -77,13 +80,13 @@ def load_classifier(run_dir: str | Path) -> Classifier:
 
 
 def predict(run_dir: str | Path, texts: str | list[str]) -> list[dict]:
-    """Label ``texts`` with the run's model: ``[{"label", "probability", "positive", "text"}]``."""
+    """``[{label, probability, positive, text}]``: ``texts`` labelled by the run's model."""
     return load_classifier(run_dir).predict(texts)
 
 
 def out_of_domain(run_dir: str | Path, limit: int | None = None) -> dict:
-    """Accuracy of the run's model on the 8,530 Rotten Tomatoes sentences of the offline
-    package: one-line snippets by critics, not the long IMDB reviews it learned from."""
+    """``{accuracy, count, source}`` of the run's model on the offline package's 8,530 Rotten Tomatoes
+    sentences (``limit``: an evenly spaced subset): critics' one-liners, not the reviews it learned."""
     from course_lib.data.sources import rotten_tomatoes
 
     texts, labels = rotten_tomatoes()

@@ -1,9 +1,8 @@
 """Interrupted vs uninterrupted: are two runs the same run?
 
-``compare_runs(A, B)`` reads both ledgers (last attempt per step, every rank) and the final
-summaries, and answers the questions the textbook leaves open: the first step at which the
-runs part, the largest loss difference, which samples one run saw that the other skipped or
-repeated, and whether the final parameters are bit-identical.
+``compare_runs(A, B)`` reads both ledgers (last attempt per step, every rank) and final summaries,
+and answers what the textbook leaves open: where the runs part, by how much, which samples one
+skipped or repeated, and whether the final parameters are bit-identical.
 """
 from __future__ import annotations
 
@@ -20,12 +19,9 @@ def _final_digest(run_dir: Path) -> str | None:
 
 
 def _seen(run_dir: Path) -> Counter:
-    """How often each sample id was trained on, as the final model saw it: per step, the
-    step's whole batch (``batch_ids``) as written by its newest attempt, from any rank. (A rank
-    that died may not have logged a step that it did finish; its peers logged the same batch.)
-
-    Ledgers written before ``batch_ids`` existed: the union of every rank's ``sample_ids`` of
-    the newest attempt."""
+    """Sample id -> how often the final model trained on it: per step, the whole batch (``batch_ids``)
+    its newest attempt logged on any rank (a dead rank may not have logged a step it finished).
+    Ledgers older than ``batch_ids``: the union of the ranks' ``sample_ids`` of the newest attempt."""
     rows = [row for rank in ledger_ranks(run_dir) for row in read_ledger(run_dir, rank)]
     newest: dict[int, dict] = {}
     for row in rows:
@@ -42,9 +38,11 @@ def _seen(run_dir: Path) -> Counter:
 
 
 def compare_runs(run_a: str | Path, run_b: str | Path, tolerance: float = 0.0) -> dict:
-    """Compare run B against reference run A. ``identical`` needs every step's global loss and
-    sample set equal (within ``tolerance``, default exact), the same number of steps and the same
-    final parameters. Used in notebook 05 (§5)."""
+    """Run B compared with reference run A; ``identical`` only if every step's global loss (within
+    ``tolerance``, exact by default) and samples, the steps and the final parameters are the same
+    (``compare`` exits 0 only then). Raises FileNotFoundError when either is not a run. Notebook 05,
+    optional deep-dives A and C. Also: ``first_divergent_step``, ``max_loss_diff``, ``loss_diffs``,
+    ``skipped_samples``, ``repeated_samples``, ``final_params_identical``."""
     a_dir, b_dir = Path(run_a), Path(run_b)
     a = {r["step"]: r for r in read_ledger(a_dir, 0)}
     b = {r["step"]: r for r in read_ledger(b_dir, 0)}
@@ -80,12 +78,11 @@ def compare_runs(run_a: str | Path, run_b: str | Path, tolerance: float = 0.0) -
 
 
 def acceptance_test(run_dir: str | Path) -> dict:
-    """The chapter's test of a resume: the first epoch after it ends with a lower loss than the
-    checkpoint's. Here "the checkpoint's loss" is the mean global loss over the epoch's worth
-    of steps up to the step resumed from, and "the first epoch after" the mean over the same
-    number of steps after it (single steps are too noisy). It only asks whether training goes
-    on improving, which an amnesiac resume also does: :func:`compare_runs` is the test that
-    tells an exact resume from one that is merely plausible."""
+    """``{resumed_from, checkpoint_loss, first_epoch_after_loss, steps_averaged, passes}``: the chapter's
+    test that the first epoch after a resume ends with a lower loss than the checkpoint's (each the mean
+    global loss over an epoch's worth of steps: single steps are too noisy); raises ValueError for a run
+    never resumed or with no step after its resume. An amnesiac resume passes too: :func:`compare_runs`
+    tells an exact resume from a plausible one."""
     run_dir = Path(run_dir)
     summary = json.loads((run_dir / "final" / "summary.json").read_text())
     resumed = summary.get("resumed_from")
@@ -103,8 +100,8 @@ def acceptance_test(run_dir: str | Path) -> dict:
 
 
 def repeated_epoch_order(run_dir: str | Path) -> float:
-    """Share of the steps after epoch 1 whose samples equal those at the same position of
-    epoch 1: 0.0 for a correct run, 1.0 when ``set_epoch`` was forgotten. Used in notebook 03 (§7)."""
+    """Share of the steps after the first epoch whose samples equal those at the same position of the
+    first: 0.0 for a correct run, 1.0 when ``set_epoch`` was forgotten. Notebook 03, optional deep-dive D."""
     by_epoch: dict[int, list[str]] = {}
     for row in read_ledger(run_dir, 0):
         by_epoch.setdefault(row["epoch"], []).append(row["samples"])

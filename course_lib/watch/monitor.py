@@ -18,7 +18,8 @@ LAUNCHED_ENV = "COURSE_LIB_LAUNCHED"  # when the launcher of this attempt starte
 
 
 class Ledger:
-    """Append-only JSON lines, flushed per line so a SIGKILL loses at most the current one."""
+    """Rank ``rank``'s ledger ``DIR/metrics/rank{R}.jsonl``, open for appending JSON lines, each flushed:
+    a SIGKILL loses at most the line being written (a line an earlier crash cut is ended first)."""
 
     def __init__(self, run_dir: str | Path, rank: int):
         path = Path(run_dir) / "metrics" / f"rank{rank}.jsonl"
@@ -42,8 +43,8 @@ def _last_byte(path: Path) -> bytes:
 
 
 def read_jsonl(path: str | Path) -> list[dict]:
-    """The JSON objects of a JSON-lines file, in order; ``[]`` if it does not exist. A line cut
-    by a crash (or still being written) is skipped, not fatal."""
+    """The JSON objects of a JSON-lines file, in order (``[]`` if it does not exist); a line cut by a
+    crash, or still being written, is skipped."""
     path = Path(path)
     if not path.exists():
         return []
@@ -59,8 +60,8 @@ def read_jsonl(path: str | Path) -> list[dict]:
 
 
 def read_ledger(run_dir: str | Path, rank: int = 0, last_attempt: bool = True) -> list[dict]:
-    """Ledger lines of one rank, by step. With ``last_attempt`` each step appears once, as
-    written by the latest attempt (what the final model actually saw)."""
+    """Rank ``rank``'s ledger rows sorted by step, each step once as its latest attempt wrote it (what
+    the final model saw); with ``last_attempt=False``, every row as written."""
     rows = read_jsonl(Path(run_dir) / "metrics" / f"rank{rank}.jsonl")
     if not last_attempt:
         return rows
@@ -72,12 +73,10 @@ def read_ledger(run_dir: str | Path, rank: int = 0, last_attempt: bool = True) -
 
 
 def fill_ledger_gap(run_dir: str | Path, source: int, target: int, up_to: int) -> int:
-    """Copy into rank ``target``'s ledger the rows of steps up to ``up_to`` it lacks after its
-    last line, from rank ``source``'s. A member that takes over another's place in a re-formed
-    elastic group (the survivor when rank 0 died) needs this: the dead member may have finished
-    a step without writing its line, and rank 0's ledger is what ``compare`` reads. The step's
-    global fields (``global_loss``, ``samples``, ``batch_ids``) are the same on every rank; each
-    copied row says where it came from. Returns the number of rows copied."""
+    """The number of rows copied into rank ``target``'s ledger from ``source``'s (those after its last
+    step, up to ``up_to``, marked ``copied_from_rank``), for a member that takes over a dead one's place
+    (``beyond/elastic``): the dead one may have finished a step it never logged, and ``compare`` reads
+    rank 0's ledger. A step's global fields (``global_loss``, ``samples``, ``batch_ids``) agree on all ranks."""
     have = [r["step"] for r in read_ledger(run_dir, target)]
     rows = [r for r in read_ledger(run_dir, source) if max(have, default=0) < r["step"] <= up_to]
     if rows:
@@ -89,10 +88,9 @@ def fill_ledger_gap(run_dir: str | Path, source: int, target: int, up_to: int) -
 
 
 def next_attempt(run_dir: Path, rank: int, **about) -> int:
-    """Attempt number of this start (1 = first), from ``DIR/attempts.jsonl``. Rank 0 records
-    the start (and when its launcher began, for the restart cost; ``about``: an elastic group's
-    generation, which counts as an attempt of its own); the barrier makes every rank read the
-    same count."""
+    """This start's attempt number (1 = the first), from ``DIR/attempts.jsonl``; a collective (a barrier)
+    that every rank calls as it starts, after rank 0 appended the start's row (when its launcher began,
+    for the restart cost, and ``about``: e.g. an elastic group's generation, an attempt of its own)."""
     import torch.distributed as dist
 
     path = run_dir / "attempts.jsonl"
@@ -107,12 +105,13 @@ def next_attempt(run_dir: Path, rank: int, **about) -> int:
 
 
 def ledger_ranks(run_dir: str | Path) -> list[int]:
+    """The ranks that have a ledger in ``DIR/metrics``, sorted."""
     return sorted(int(p.stem[4:]) for p in (Path(run_dir) / "metrics").glob("rank*.jsonl"))
 
 
 class TensorBoardLogger:
-    """Rank 0's TensorBoard writer. On other ranks every call is a no-op, so the training
-    loop stays free of ``if rank == 0`` around each scalar."""
+    """Rank 0's TensorBoard writer of ``DIR/tb``; with ``enabled=False`` (the other ranks) every call
+    is a no-op, so the loop needs no ``if rank == 0`` around each scalar."""
 
     def __init__(self, run_dir: str | Path, enabled: bool, hparams: dict | None = None):
         self.writer = None
@@ -153,8 +152,8 @@ class TensorBoardLogger:
 
 
 def read_scalars(run_dir: str | Path) -> dict[str, list[tuple[int, float]]]:
-    """Every scalar in ``DIR/tb`` as ``{tag: [(step, value), ...]}``, read back from the event
-    files with TensorBoard's own reader (what the TensorBoard UI shows)."""
+    """``{tag: [(step, value), ...]}`` of every scalar in ``DIR/tb`` (not ``DIR``), read with
+    TensorBoard's own reader (what its UI shows); at a step two attempts wrote, the later one's."""
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     latest: dict[str, dict[int, float]] = defaultdict(dict)
