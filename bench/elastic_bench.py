@@ -27,6 +27,7 @@ from pathlib import Path
 from common import write
 
 from course_lib._runtime.torchrun import RDZV_CONF
+from course_lib.beyond.elastic.commands import ElasticSettings
 from course_lib.beyond.elastic.drill import node_drill
 from course_lib.checkpoint.store import STATE_PARTS
 from course_lib.config import TrainConfig
@@ -66,7 +67,7 @@ def cycle(work: Path, ref: Path, reform: str, rep: int) -> dict:
 
 def join(work: Path, cfg: TrainConfig, name: str, peer: bool, ref: Path, after_step: int) -> dict:
     run = work / f"join-{name}-{'peer' if peer else 'disk'}"
-    r = node_drill(cfg.replace(run_dir=str(run), elastic_peer_state=peer), [("gain", after_step)], nodes=1)
+    r = node_drill(cfg.replace(run_dir=str(run)), [("gain", after_step)], nodes=1, settings=ElasticSettings(peer_state=peer))
     joined = _joined(run)
     joined.pop("started")
     return {"model": name, "exit_code": r["exit_code"], "identical": compare_runs(ref, run)["identical"],

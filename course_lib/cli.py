@@ -17,7 +17,8 @@ import os
 import sys
 import time
 
-from course_lib.config import REDUCTIONS, ConfigError, TrainConfig
+from course_lib.beyond import REDUCTION_NAMES
+from course_lib.config import ConfigError, TrainConfig
 from course_lib.paths import run_dir
 
 STARTED = time.time()  # a restart's cost begins here: interpreter and imports count
@@ -26,8 +27,6 @@ STARTED = time.time()  # a restart's cost begins here: interpreter and imports c
 def _cmd_pipeline(args) -> int:
     from course_lib.pipeline import run_pipeline
 
-    if args.reduction != "ddp":
-        import course_lib.beyond  # noqa: F401  (registers --reduction invariant)
     run_pipeline(run_dir=args.run_dir, quick=args.quick, interrupt=not args.no_interrupt, reduction=args.reduction)
     return 0
 
@@ -36,9 +35,15 @@ def _cmd_train(args) -> int:
     torchrun = "RANK" in os.environ and "WORLD_SIZE" in os.environ  # started by torchrun: we are one rank
     # the config's own checks first: they need no torch, so a mistake is answered at once
     cfg = TrainConfig.from_args(args, **({"world_size": int(os.environ["WORLD_SIZE"])} if torchrun else {}))
-    import course_lib.beyond  # noqa: F401  (registers --reduction invariant)
-    from course_lib._runtime.processes import run_dir_lock, run_then_exit
+    from course_lib.beyond import reduction as reduction_named
+    from course_lib.beyond.elastic.commands import ElasticSettings
+
+    elastic = ElasticSettings.from_args(args)
+    elastic.check(cfg)
+    reduction = reduction_named(cfg.reduction)
+    from course_lib._runtime.processes import run_dir_lock
     from course_lib._runtime.rank_output import Reporter
+    from course_lib._runtime.rank_start import run_then_exit
     from course_lib.checkpoint.faults import EXIT_INTERRUPTED
     from course_lib.ddp.launch import RankFailed, RunInterrupted, check_before_start, launch, run_rank
     from course_lib.watch.monitor import LAUNCHED_ENV
@@ -47,26 +52,25 @@ def _cmd_train(args) -> int:
         from contextlib import nullcontext
 
         rank, local_rank = int(os.environ["RANK"]), int(os.environ.get("LOCAL_RANK", 0))
-        check_before_start(cfg)
+        check_before_start(cfg, reduction)
         # when this worker's interpreter began: the start of an attempt, for advise's restart cost
         # (torchrun's agent started a moment before it; a torchrun restart is the same kind of start)
         os.environ.setdefault(LAUNCHED_ENV, repr(STARTED))
-        elastic = bool(cfg.elastic_endpoint)  # every member holds the lock: nodes come and go
+        member = bool(elastic.endpoint)  # every member holds the lock: nodes come and go
         report = Reporter(rank, progress=False)
 
-        def work():
-            with run_dir_lock(cfg.run_dir, shared=elastic) if rank == 0 or elastic else nullcontext():
-                if elastic:  # the kit's elastic group: it decides ranks itself and re-forms in-process
+        def work() -> int:
+            with run_dir_lock(cfg.run_dir, shared=member) if rank == 0 or member else nullcontext():
+                if member:  # the kit's elastic group: it decides ranks itself and re-forms in-process
                     from course_lib.beyond.elastic.regroup import run_member
 
-                    run_member(cfg, local_rank, report)
-                else:
-                    run_rank(cfg, rank, cfg.world_size, local_rank, int(os.environ.get("LOCAL_WORLD_SIZE", cfg.world_size)),
-                             report)
+                    return run_member(cfg, elastic, local_rank, report).value
+                local_world = int(os.environ.get("LOCAL_WORLD_SIZE", cfg.world_size))
+                return run_rank(cfg, rank, cfg.world_size, local_rank, local_world, report, reduction=reduction).value
 
         run_then_exit(work)  # the work is on disk: leave without the interpreter's teardown
     try:
-        summary = launch(cfg, launched_at=STARTED)
+        summary = launch(cfg, launched_at=STARTED, reduction=reduction)
     except RunInterrupted as err:
         print(f"INTERRUPTED: {err}", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -222,7 +226,7 @@ COMMANDS = {
     "predict": ("label reviews with a trained run's model", 'python -m course_lib predict runs/pipeline "A fine film."'),
     "edition": ("run every notebook offline and write an HTML edition to read", "python -m course_lib edition --small"),
     "audit": ("kill any training script for real and check that it resumes bit-identically; exit 0 only if it does",
-              "python -m course_lib audit -- python train.py --out {run}"),
+              "python -m course_lib audit -- python -m course_lib.textbook --run-dir {run} --resume auto"),
 }
 
 
@@ -246,10 +250,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run-dir", default="runs/pipeline", help="the main job's run directory")
     p.add_argument("--quick", action="store_true", help="a small version for a first try (about half a minute)")
     p.add_argument("--no-interrupt", action="store_true", help="skip the SIGKILL + resume in the middle of training")
-    p.add_argument("--reduction", choices=REDUCTIONS, default="ddp",
+    p.add_argument("--reduction", choices=REDUCTION_NAMES, default="ddp",
                    help="ddp: DDP's all-reduce, the chapter's; invariant: the kit's world-size-invariant reduction, "
                         "whose survivors save the last finished step when a rank is killed (course_lib.beyond)")
-    TrainConfig.add_arguments(command("train", _cmd_train))
+    t = command("train", _cmd_train)
+    TrainConfig.add_arguments(t)
+    _elastic_options(t)
     c = command("compare", _cmd_compare)
     c.add_argument("run_a", help="a run directory")
     c.add_argument("run_b", help="the run directory to compare it with")
@@ -277,6 +283,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a teacher's edition: each notebook ends with its exercises' reference solutions, labelled")
     _audit_options(command("audit", _cmd_audit))
     return parser
+
+
+def _elastic_options(p: argparse.ArgumentParser) -> None:
+    from course_lib.beyond.elastic.commands import ElasticSettings
+
+    ElasticSettings.add_arguments(p)
 
 
 def _audit_options(p: argparse.ArgumentParser) -> None:

@@ -39,7 +39,8 @@ def _as_list(value, item_type) -> list:
 
 # the groups of ``train --help``, in the order shown
 DATA, OPTIM, PROCS, CKPT, FAULTS, OUTPUT = "model and data", "optimisation", "processes", "checkpoints", "faults", "output"
-GROUPS = (DATA, OPTIM, PROCS, CKPT, FAULTS, OUTPUT)
+TEACHING = "teaching switches (each breaks the run on purpose)"
+GROUPS = (DATA, OPTIM, PROCS, CKPT, FAULTS, OUTPUT, TEACHING)
 MODEL_NAMES = ("bag", "transformer", "minilm")       # course_lib.ddp.models.MODELS (a test keeps them equal)
 DATA_SOURCES = ("auto", "hub", "offline", "path")    # course_lib.data.sources.SOURCES (the same)
 
@@ -112,13 +113,6 @@ class TrainConfig:
                          "checkpoint folder DIR/checkpoints/step-N")
     resume_mode: str = option("full", CKPT, "what a resume restores; anything but full leaves state out on purpose "
                               "(notebook 05)", RESUME_MODES)
-    # elastic: nodes that leave and join a running group, which re-forms in-process (membership.py, regroup.py)
-    elastic_endpoint: str = option("", PROCS, "host:port where elastic members agree (torchrun's --rdzv-endpoint); "
-                                   "empty = a fixed group")
-    elastic_heartbeat_s: float = option(0.2, PROCS, "an elastic member silent for 5 beats is dead: found sooner, "
-                                        "but a starved one too")
-    elastic_peer_state: bool = option(True, PROCS, "a joining rank takes the state from a live peer's memory "
-                                      "(else from the checkpoint)")
     # faults (station 5): one kill per listed step, each fired once per run (see faults.py)
     kill_at_step: list[int] = option([], FAULTS, "kill a rank as these steps begin, each once per run "
                                      "(--kill-at-step 13 27); none = no fault")
@@ -126,14 +120,13 @@ class TrainConfig:
     kill_mode: list[str] = option(["sigkill"], FAULTS, "how: one for all kills, or one per kill", KILL_MODES)
     # evaluation
     eval_every_steps: int = option(0, OUTPUT, "evaluate on the held-out split every N steps; 0 = once, at the end")
-    skip_set_epoch: bool = option(False, DATA, "teaching only: skip sampler.set_epoch, the classic 'same order every "
-                                  "epoch' bug")
-    corrupt_rank: int = option(-1, DATA, "teaching only: this rank trains on random labels (a corrupted shard); "
-                               "-1 = none")
-    skip_grad_sync: bool = option(False, DATA, "teaching only: DDP never all-reduces the gradients (each rank trains "
-                                  "alone); the parameter check at the end tells")
     cache_dir: str | None = option(None, DATA, "where prepared tokens are cached; none = $COURSE_LIB_CACHE, else "
                                    "~/.cache/course_lib")
+    # teaching switches: each breaks the run on purpose, for one lesson of notebook 03; never in a real run
+    skip_set_epoch: bool = option(False, TEACHING, "skip sampler.set_epoch: the classic 'same order every epoch' bug")
+    corrupt_rank: int = option(-1, TEACHING, "this rank trains on random labels (a corrupted shard); -1 = none")
+    skip_grad_sync: bool = option(False, TEACHING, "DDP never all-reduces the gradients (each rank trains alone); the "
+                                  "parameter check at the end tells")
 
     def __post_init__(self):
         for name, item_type in LIST_FIELDS.items():
@@ -148,16 +141,6 @@ class TrainConfig:
             problems.append(f"resume_mode must be one of {RESUME_MODES} (got {self.resume_mode!r})")
         if self.reduction not in REDUCTIONS:
             problems.append(f"reduction must be one of {REDUCTIONS} (got {self.reduction!r})")
-        if self.elastic_endpoint:
-            host, _, port = self.elastic_endpoint.rpartition(":")
-            if not host or not port.isdigit():
-                problems.append(f"elastic_endpoint {self.elastic_endpoint!r} must be HOST:PORT (the torchrun rendezvous "
-                                "endpoint whose store node 0's agent hosts)")
-            if self.reduction != "invariant":
-                problems.append("an elastic group changes its world size as nodes come and go: it needs "
-                                "--reduction invariant (the same bits on any world size)")
-            if self.elastic_heartbeat_s <= 0:
-                problems.append(f"elastic_heartbeat_s must be > 0 (got {self.elastic_heartbeat_s})")
         if self.precision not in ("fp32", "bf16"):
             problems.append(f"precision must be 'fp32' or 'bf16' (got {self.precision!r})")
         problems += [f"kill_mode must be one of {KILL_MODES} (got {m!r})" for m in self.kill_mode if m not in KILL_MODES]
@@ -190,12 +173,14 @@ class TrainConfig:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict) -> TrainConfig:
+    def from_dict(cls, d: dict, strict: bool = True) -> TrainConfig:
+        """The config ``d`` describes; a key that is no field raises :class:`ConfigError`, or is
+        dropped with ``strict=False`` (a checkpoint's record, which may name an extension's settings)."""
         known = {f.name for f in fields(cls)}
         unknown = set(d) - known
-        if unknown:
+        if unknown and strict:
             raise ConfigError(f"unknown TrainConfig keys {sorted(unknown)}")
-        return cls(**d)
+        return cls(**{k: v for k, v in d.items() if k in known})
 
     def replace(self, **changes) -> TrainConfig:
         return dataclasses.replace(self, **changes)

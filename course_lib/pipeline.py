@@ -11,10 +11,11 @@ import shutil
 import time
 from pathlib import Path
 
+from course_lib.beyond import launch
 from course_lib.checkpoint.store import list_checkpoints
 from course_lib.config import TrainConfig
 from course_lib.data.prepare import prepare_for
-from course_lib.ddp.launch import RunInterrupted, launch
+from course_lib.ddp.launch import RunInterrupted
 from course_lib.lab.i18n import resolve, tr
 from course_lib.lab.tables import interruption
 from course_lib.paths import disposable_run_dir

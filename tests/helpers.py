@@ -39,3 +39,12 @@ def assert_run_directory(run, reference=None) -> None:
     assert main(["verify", str(run)]) == 0
     assert main(["predict", str(run), "A wonderful film, I loved every minute."]) == 0
     assert main(["advise", str(run), "--mtbf", "1h"]) == 0
+
+
+def digest_of_checkpoint(path) -> str:
+    """The digest a member of an elastic group sends with its state
+    (``peer_state.training_state_digest``), of the checkpoint ``path`` of the same step, read from disk."""
+    from course_lib.beyond.elastic.peer_state import STATE_PARTS, training_state_digest
+    from course_lib.checkpoint.store import load_part
+
+    return training_state_digest({name: load_part(path, name) for name in STATE_PARTS})

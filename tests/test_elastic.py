@@ -6,12 +6,11 @@ import json
 import sys
 
 import pytest
-from helpers import assert_run_directory, small_cfg
+from helpers import assert_run_directory, digest_of_checkpoint, small_cfg
 
-from course_lib._runtime.torchrun import torchrun_command
+from course_lib.beyond import launch
+from course_lib.beyond.elastic.commands import ElasticSettings, elastic_command
 from course_lib.beyond.elastic.drill import node_drill
-from course_lib.beyond.elastic.peer_state import digest_of_checkpoint
-from course_lib.ddp.launch import launch
 from course_lib.lab.tables import elastic_timeline
 from course_lib.watch.compare import compare_runs
 
@@ -48,7 +47,11 @@ def drill_cfg(run_dir, **kw):
     # Heartbeats of 0.5 s: a member silent for 2.5 s (not 1 s) is dead, since under `pytest -n 2` another
     # test's processes share the 2 cores and a starved member must not be taken for a lost one
     return small_cfg(run_dir, reduction="invariant", train_limit=4000, epochs=6, threads_per_rank=1, timeout_s=30,
-                     keep_last=100, elastic_heartbeat_s=0.5, **kw)
+                     keep_last=100, **kw)
+
+
+BEATS = ElasticSettings(heartbeat_s=0.5)
+
 
 
 @pytest.fixture(scope="module")
@@ -66,10 +69,10 @@ def assert_identical(reference, run):
 
 def test_the_elastic_commands(tmp_path):
     cfg = small_cfg(tmp_path / "run")
-    node1 = torchrun_command(cfg, nnodes="1:2", nproc_per_node=1, node_rank=1, master_addr="node0", master_port=29400)
+    node1 = elastic_command(cfg, nproc_per_node=1, node_rank=1, master_addr="node0", master_port=29400)
     assert "--rdzv-backend c10d --rdzv-endpoint node0:29400" in node1 and "is_host=0,keep_alive_interval=1" in node1
     assert "--elastic-endpoint node0:29400" in node1 and "--reduction invariant" in node1 and "--resume auto" in node1
-    shell = torchrun_command(cfg, nnodes="1:2", node_rank="$NODE_RANK", reform="restart")
+    shell = elastic_command(cfg, node_rank="$NODE_RANK", reform="restart")
     assert shell.startswith("TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1 torchrun --nnodes 1:2")
     assert '"is_host=$(( $NODE_RANK == 0 )),keep_alive_interval=1,keep_alive_max_attempt=3,last_call_timeout=1"' in shell
 
@@ -84,7 +87,7 @@ def test_a_crash_the_loss_of_rank_0s_node_and_a_node_gained_back_cost_no_bit(ref
     monitor.fill_ledger_gap). Then a new node joins and takes the state from the survivor's memory.
     Bit-identical to the run never disturbed."""
     run = tmp_path / "in-process"
-    result = node_drill(drill_cfg(run), [("crash", 10), ("lose", 15), ("gain", 25)])
+    result = node_drill(drill_cfg(run), [("crash", 10), ("lose", 15), ("gain", 25)], settings=BEATS)
     assert result["exit_code"] == 0 and result["world_size_at_end"] == 2, result["log"][-3000:]
     assert_identical(reference, run)
     rows = [json.loads(line) for line in (run / "elastic.jsonl").read_text().splitlines()]
@@ -115,7 +118,7 @@ def test_a_crash_the_loss_of_rank_0s_node_and_a_node_gained_back_cost_no_bit(ref
 @pytest.mark.slow
 def test_a_node_lost_and_gained_back_through_torchrun_restarts(reference, tmp_path):
     run = tmp_path / "restart"
-    result = node_drill(drill_cfg(run), [("lose", 15), ("gain", 30)], reform="restart")
+    result = node_drill(drill_cfg(run), [("lose", 15), ("gain", 30)], reform="restart", settings=BEATS)
     assert result["exit_code"] == 0 and result["world_size_at_end"] == 2, result["log"][-3000:]
     assert "emergency checkpoint" in result["log"] and "Stop requested (SIGTERM)" in result["log"]
     assert_identical(reference, run)

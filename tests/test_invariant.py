@@ -1,15 +1,15 @@
 """The invariant reduction: the same bits on 1, 2 or 4 ranks, and across a resume on another
 world size (issue: a 2-rank checkpoint resumed on 1 rank was only "close")."""
-import contextlib
 
 import pytest
 import torch
 import torch.nn.functional as F
 from helpers import small_cfg
 
+from course_lib.beyond import launch, reduction
 from course_lib.beyond.invariant import InvariantStep, check_layout, micro_batch_count, micro_batch_seed, tree_sum
 from course_lib.config import ConfigError
-from course_lib.ddp.launch import check_before_start, launch
+from course_lib.ddp.launch import check_before_start
 from course_lib.ddp.models import build_model
 from course_lib.lab.drills import interrupt_and_resume
 from course_lib.watch.compare import compare_runs
@@ -24,7 +24,7 @@ def test_the_tree_and_the_layout():
     assert "power of two" in check_layout(48, 16, 1)
     assert len({micro_batch_seed(0, s, j) for s in range(1, 5) for j in range(4)}) == 16
     with pytest.raises(ConfigError, match="world size that divides"):  # refused before any rank starts
-        check_before_start(small_cfg("x", reduction="invariant", world_size=8, global_batch_size=64))
+        check_before_start(small_cfg("x", reduction="invariant", world_size=8, global_batch_size=64), reduction("invariant"))
 
 
 def _by_hand(model, batch_of, step, count, size, seed):
@@ -44,7 +44,7 @@ def _by_hand(model, batch_of, step, count, size, seed):
 
 @pytest.mark.parametrize("micro_batch", [0, 8])
 def test_the_step_leaves_the_trees_bits_in_the_gradients(micro_batch):
-    """One rank, 4 or 8 micro-batches, three buckets: what ``run`` leaves in ``param.grad`` (autograd
+    """One rank, 4 or 8 micro-batches, three buckets: what ``compute`` leaves in ``param.grad`` (autograd
     accumulating into buffer views, the last pair summed per bucket in the gradient hooks) has
     the bits of the tree summed by hand, step after step (buffers reused), also for a second
     step object built on the same model (as for another world size: the first one's hooks stay
@@ -61,7 +61,8 @@ def test_the_step_leaves_the_trees_bits_in_the_gradients(micro_batch):
     for step_object, step in ((first, 1), (first, 2), (InvariantStep(model, 64, micro_batch, 1, 0, 7, 0.5), 3)):
         expected, expected_loss = _by_hand(model, batch_of, step, step_object.count, step_object.size, 7)
         model.zero_grad(set_to_none=True)
-        _, loss = step_object.run(step, list(range(64)), batch_of, contextlib.nullcontext)
+        batches = [batch_of(part) for part in step_object.parts(list(range(64)))]
+        _, loss = step_object.compute(step, batches)
         got = torch.cat([p.grad.reshape(-1) for p in model.parameters()])  # every grad set, if only to zeros
         assert torch.equal(got.view(torch.int32), expected.view(torch.int32)) and loss == expected_loss
 

@@ -6,9 +6,10 @@ import sys
 import textwrap
 
 import torch
+from helpers import digest_of_checkpoint
 
 from course_lib._runtime.portability import free_port
-from course_lib.beyond.elastic.peer_state import digest_of_checkpoint, training_state_digest
+from course_lib.beyond.elastic.peer_state import training_state_digest
 from course_lib.checkpoint import store as ckpt
 
 STATE = """

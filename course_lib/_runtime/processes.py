@@ -1,5 +1,5 @@
-"""A rank's life as a process: one run per directory, waiting for the ranks and saying how the
-one that ended the run ended, and leaving without the interpreter's teardown.
+"""The parent's side of a run's processes: one run per directory, waiting for the ranks and
+saying how the one that ended the run ended (a rank's own side is :mod:`course_lib._runtime.rank_start`).
 
 Shared by :func:`course_lib.ddp.launch.launch`, the book's runner (:mod:`course_lib.textbook.run`)
 and :func:`course_lib._runtime.spawn_check.try_spawn`, so that a killed rank is spotted the same
@@ -12,14 +12,11 @@ import logging
 import os
 import signal
 import socket
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NoReturn
 
-import torch.distributed as dist
 import torch.multiprocessing as mp
 
 from course_lib._runtime.portability import killed_hard
@@ -96,36 +93,3 @@ def run_dir_lock(run_dir: str | Path, shared: bool = False):
             yield
         finally:
             fcntl.flock(f, fcntl.LOCK_UN)
-
-
-def run_then_exit(work: Callable[[], object]) -> NoReturn:
-    """Run a rank's ``work``, then leave with its exit code (0, or the code of the
-    ``SystemExit`` it raised: 143 after a SIGTERM's save) without the interpreter's teardown.
-    At interpreter exit a rank sometimes died with "terminate called without an active
-    exception" (a c10d thread still joinable): SIGABRT after its work was on disk, which the
-    parent must read as a crash. An exception other than ``SystemExit`` propagates: its
-    traceback is the report."""
-    try:
-        work()
-    except SystemExit as stop:
-        exit_now(0 if stop.code is None else stop.code if isinstance(stop.code, int) else 1)
-    exit_now(0)
-
-
-_HELD_GROUPS: list = []
-
-
-def hold_process_group() -> None:
-    """Keep this rank's default process group referenced until the rank leaves through
-    :func:`exit_now`, so that its C++ destructor never runs. ``~ProcessGroupGloo`` joins gloo's
-    worker threads inside a Python object's deallocation, which holds the GIL; a worker thread
-    still freeing a finished collective's tensor needs the GIL: a deadlock (seen when a rank's
-    last reference to a DDP model went at the end of the book's ``train``)."""
-    _HELD_GROUPS.append(dist.group.WORLD)
-
-
-def exit_now(code: int) -> NoReturn:
-    """Flush this rank's output and leave at once, with ``code`` (see :func:`run_then_exit`)."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)

@@ -73,9 +73,21 @@ def plan(steps: int, ranks: list[int], saves: dict[tuple[int, int], int], count:
         extra = _fault(rng.choice(usable), rng.randint(1, steps), ranks, saves, save_steps, steps, rng)
         if extra not in unique:
             unique.append(extra)
-    faults = sorted(unique, key=lambda f: (f.when, f.kind, -1 if f.rank is None else f.rank))
-    n_runs = -(-len(faults) // max(1, per_run))
-    return [faults[i::n_runs] for i in range(n_runs)]
+    return _deal(sorted(unique, key=lambda f: (f.when, f.kind, -1 if f.rank is None else f.rank)), per_run)
+
+
+def _deal(faults: list[Fault], per_run: int) -> list[list[Fault]]:
+    """Faults in runs of at most ``per_run``, dealt in turn so that each run's span the whole
+    run; within a run each strikes a later step than the one before (a resumed run goes on after
+    the step it saved, so a second fault at that step could not strike)."""
+    runs: list[list[Fault]] = [[] for _ in range(-(-len(faults) // max(1, per_run)))]
+    for i, fault in enumerate(faults):
+        order = runs[i % len(runs):] + runs[:i % len(runs)]
+        home = next((r for r in order if len(r) < per_run and (not r or r[-1].at < fault.at)), None)
+        if home is None:
+            runs.append(home := [])
+        home.append(fault)
+    return [r for r in runs if r]
 
 
 def parse_fault(text: str) -> Fault:
@@ -91,8 +103,7 @@ def parse_fault(text: str) -> Fault:
 
 def given(faults: list[Fault], per_run: int) -> list[list[Fault]]:
     """Faults given by hand, in runs of at most ``per_run``, each run's in the order they strike."""
-    faults = sorted(faults, key=lambda f: f.when)
-    return [faults[i:i + max(1, per_run)] for i in range(0, len(faults), max(1, per_run))]
+    return _deal(sorted(faults, key=lambda f: f.when), per_run)
 
 
 def _fault(kind: str, step: int, ranks: list[int], saves: dict, save_steps: list[int], steps: int,

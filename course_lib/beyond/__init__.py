@@ -1,12 +1,42 @@
 """Beyond the chapter: what the kit adds to keeping long runs alive. Built on the core
-(:mod:`course_lib.ddp`, :mod:`course_lib.checkpoint`), which never imports it.
+(:mod:`course_lib.ddp`, :mod:`course_lib.checkpoint`), which never imports it: each extension
+plugs into a seam of the core (a :class:`~course_lib.ddp.launch.Reduction` passed to ``launch``,
+the trainer's ``gradients`` and ``agreement``).
 
 * ``invariant`` + ``invariant_trainer``: ``--reduction invariant``, a gradient sum with the same
   bits on any number of ranks (a resume on another world size is exact), and the survivors' save
-  of the last finished step when a peer dies. Importing this package registers it.
+  of the last finished step when a peer dies.
 * ``elastic``: groups that lose a node and gain one back without a restart (``membership``,
-  ``regroup``, ``peer_state``: the state from a live peer), and the drill that shows it (``drill``).
+  ``regroup``, ``peer_state``: the state from a live peer; ``commands``: their torchrun lines),
+  and the drill that shows it (``drill``).
 * ``advisor`` (how often to save, from a run's own costs: Young/Daly) and ``random_failures``
   (training through real random failures to check it).
+
+:func:`reduction` names the kit's reductions; :func:`launch` is the core's ``launch`` with the
+reduction a config asks for.
 """
-from course_lib.beyond import invariant_trainer  # noqa: F401  (registers --reduction invariant)
+from __future__ import annotations
+
+from course_lib.config import ConfigError, TrainConfig
+
+REDUCTION_NAMES = ("ddp", "invariant")  # the kit's --reduction values (importing this package stays cheap)
+
+
+def reduction(name: str):
+    """The kit's :class:`~course_lib.ddp.launch.Reduction` called ``name`` (``--reduction``), or one
+    line that lists them."""
+    from course_lib.beyond.invariant_trainer import INVARIANT
+    from course_lib.ddp.launch import DDP_REDUCTION
+
+    found = {r.name: r for r in (DDP_REDUCTION, INVARIANT)}
+    if name not in found:
+        raise ConfigError(f"--reduction {name!r} is not a reduction of the kit; choose one of {', '.join(found)}")
+    return found[name]
+
+
+def launch(cfg: TrainConfig, **options) -> dict:
+    """:func:`course_lib.ddp.launch.launch` with the reduction ``cfg`` asks for (DDP or the kit's
+    own): what a notebook, a test or the pipeline calls to train any ``--reduction``."""
+    from course_lib.ddp.launch import launch as core_launch
+
+    return core_launch(cfg, reduction=reduction(cfg.reduction), **options)

@@ -89,7 +89,7 @@ def _grad_ready(owner: weakref.ref[InvariantStep], index: int, param: torch.Tens
 
 class InvariantStep:
     """Computes the summed gradient of one global batch into ``param.grad``, identically at
-    every world size: the :class:`~course_lib.ddp.train.GradientSync` of ``--reduction invariant``
+    every world size: the :class:`~course_lib.ddp.sync.GradientSync` of ``--reduction invariant``
     (:mod:`course_lib.beyond.invariant_trainer`), instead of DDP's all-reduce. A rank computes a
     contiguous block of micro-batches, and no rank's own RNG is drawn (each micro-batch seeds its
     dropout), so a checkpoint needs no RNG file per rank.
@@ -120,11 +120,12 @@ class InvariantStep:
     * **the loss travels the same tree**: this rank's subtree of micro-batch losses (float64)
       is all-reduced with the pair partners, started before the last backward (gloo's list
       ``all_gather`` cost ~0.7 ms a step)."""
-    contiguous, rank_rng = True, False
+    contiguous, rank_rng, invariant = True, False, True
 
     def __init__(self, model: torch.nn.Module, global_batch_size: int, micro_batch: int, world_size: int, rank: int,
-                 seed: int, bucket_mb: float = BUCKET_MB):
+                 seed: int, precision: str = "fp32", bucket_mb: float = BUCKET_MB):
         self.model, self.world_size, self.rank, self.seed = model, world_size, rank, seed
+        self.bf16 = precision == "bf16"
         self.count = micro_batch_count(global_batch_size, micro_batch)
         self.size = global_batch_size // self.count
         self.global_batch_size = global_batch_size
@@ -165,22 +166,25 @@ class InvariantStep:
         buckets.append((start, offset, members))
         return slices, buckets, bucket_of
 
-    def run(self, step: int, indices: list[int], batch_of, autocast) -> tuple[float, float]:
-        """Forward and backward of this rank's micro-batches of global step ``step`` (1-based),
-        ``indices`` being this rank's contiguous share of the global batch. Returns this rank's
-        mean loss and the global loss (also summed in the fixed order)."""
+    def parts(self, indices: list[int]) -> list[list[int]]:
+        """This rank's micro-batches of its contiguous share ``indices`` of the global batch."""
+        return [indices[j * self.size:(j + 1) * self.size] for j in range(self.per_rank)]
+
+    def compute(self, step: int, batches: list[dict]) -> tuple[float, float]:
+        """Forward and backward of this rank's micro-batches ``batches`` of global step ``step``
+        (1-based), a collective. Returns this rank's mean loss and the global loss (also summed
+        in the fixed order)."""
         first, losses = self.rank * self.per_rank, []
         self._stack, self._sent, self._works, self._live = [], [], [], True
         try:
-            for j in range(self.per_rank):
+            for j, batch in enumerate(batches):
                 if j % 2 == 0:  # a new leaf: autograd hands its gradient over whole, _ready copies it in
                     self._node = self._take()
                     for p in self.params:
                         p.grad = None
                 self._got = [False] * len(self.params)
                 torch.manual_seed(micro_batch_seed(self.seed, step, first + j))
-                batch = batch_of(indices[j * self.size:(j + 1) * self.size])
-                with autocast():
+                with torch.autocast(batch["input_ids"].device.type, dtype=torch.bfloat16, enabled=self.bf16):
                     logits = self.model(batch["input_ids"], batch["attention_mask"])
                     loss = F.cross_entropy(logits.float(), batch["label"]) * (self.size / self.global_batch_size)
                 losses.append(loss.item())

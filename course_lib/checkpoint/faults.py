@@ -15,7 +15,9 @@ Three modes:
   finishes, the ranks agree (one all-reduce) to stop, save a checkpoint and exit. This is how
   schedulers (Slurm, Kubernetes, spot instances) announce a preemption.
 * ``during-save``: SIGKILL in the middle of writing the first checkpoint at or after the
-  step, with half of a file on disk. The commit protocol must make that harmless.
+  step, with half of a file on disk. The commit protocol must make that harmless. The kill is
+  a wrapper around the checkpoint's writer (:meth:`FaultInjector.writer`): the production
+  writer, :func:`course_lib.checkpoint.store.write_part`, knows nothing of faults.
 
 A kill that cannot fire in this attempt (its step is behind the resumed step, or beyond the
 end of the run) is reported, never silently ignored.
@@ -31,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from course_lib._runtime.portability import check_kill_modes, hard_kill_signal
+from course_lib.checkpoint import store
 from course_lib.config import TrainConfig
 from course_lib.watch.monitor import read_jsonl
 
@@ -99,10 +102,46 @@ class FaultInjector:
         if kill is not None:
             self._fire(kill)
 
-    def during_save(self, step: int) -> Callable[[], None] | None:
-        """The hook :func:`course_lib.checkpoint.store.write_part` calls half-way, or ``None``."""
+    def writer(self, step: int) -> Callable[[Path, str, object], dict]:
+        """What writes the parts of the save of ``step``: :func:`~course_lib.checkpoint.store.write_part`,
+        or, when a ``during-save`` kill of this rank is due, one that dies half-way through this
+        rank's part (rank 0's ``model.pt``, another rank's RNG file), a real SIGKILL."""
         kill = self._mine(step, ("during-save",), at_or_after=True)
-        return None if kill is None else (lambda: self._fire(kill))
+        if kill is None:
+            return store.write_part
+        cut = "model.pt" if self.rank == 0 else f"rng-rank{self.rank}.pt"
+
+        def write(folder: Path, name: str, obj) -> dict:
+            if name != cut:
+                return store.write_part(folder, name, obj)
+            folder.mkdir(parents=True, exist_ok=True)
+            self.cut(folder / name, obj, kill)
+            raise AssertionError("unreachable: the process was killed")
+        return write
+
+    def save_begins(self, step: int) -> None:
+        """A rank other than 0 with no part of its own in the save of ``step``: a ``during-save``
+        kill of it strikes as the save begins."""
+        kill = self._mine(step, ("during-save",), at_or_after=True) if self.rank else None
+        if kill is not None:
+            self._fire(kill)
+
+    def cut_save(self, step: int, path: str | Path, obj) -> None:
+        """A save the kit does not write (the book's ``torch.save``): when a ``during-save`` kill of
+        this rank is due at ``step``, half of ``obj``'s bytes to ``path``, then SIGKILL; else nothing."""
+        kill = self._mine(step, ("during-save",), at_or_after=True)
+        if kill is not None:
+            self.cut(Path(path), obj, kill)
+
+    def cut(self, path: Path, obj, kill: Kill) -> None:
+        """What a crash half-way through a write leaves: the first half of ``obj``'s bytes in
+        ``path`` (flushed, fsynced), then the kill."""
+        data = obj if isinstance(obj, memoryview) else store.serialize(obj)
+        with open(path, "wb") as f:
+            f.write(data[: len(data) // 2])
+            f.flush()
+            os.fsync(f.fileno())
+            self._fire(kill)
 
 
 class GracefulStop:

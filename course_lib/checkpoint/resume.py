@@ -120,12 +120,12 @@ def find_checkpoint(cfg: TrainConfig, log: Callable[[str], None] | None = None) 
     return path
 
 
-def check_resume(cfg: TrainConfig) -> None:
+def check_resume(cfg: TrainConfig, invariant: bool = False) -> None:
     """Before any rank starts: the checkpoint a resume would load is there, valid, and one this
     run can continue (else every rank would refuse it after start-up, each with a traceback)."""
     path = find_checkpoint(cfg)
     if path is not None:
-        check_fits(saved_config(store.load_part(path, "trainer.pt")), cfg, cfg.world_size, str(path))
+        check_fits(saved_config(store.load_part(path, "trainer.pt")), cfg, cfg.world_size, str(path), invariant)
 
 
 def saved_config(trainer_part: dict) -> dict:
@@ -133,10 +133,11 @@ def saved_config(trainer_part: dict) -> dict:
     return json.loads(trainer_part["config"])
 
 
-def check_fits(saved: dict, cfg: TrainConfig, world_size: int, source: str) -> None:
-    """Refuse a checkpoint made by another kind of run (:data:`~course_lib.config.SHAPE_KEYS`),
-    or by another number of ranks unless both runs use the invariant reduction: DDP's sum and
-    each rank's RNG depend on the world size, so that resume could only continue closely."""
+def check_fits(saved: dict, cfg: TrainConfig, world_size: int, source: str, invariant: bool = False) -> None:
+    """Raise :class:`~course_lib.checkpoint.store.CheckpointError` for a checkpoint made by another
+    kind of run (:data:`~course_lib.config.SHAPE_KEYS`, the reduction), or by another number of
+    ranks unless the run's reduction is ``invariant`` (the same bits on any world size): DDP's
+    sum and each rank's RNG depend on the world size, so that resume could only continue closely."""
     now = {**cfg.to_dict(), "world_size": world_size}
     diff = {k: (saved.get(k), now[k]) for k in SHAPE_KEYS if saved.get(k) != now[k]}
     if diff:
@@ -147,11 +148,12 @@ def check_fits(saved: dict, cfg: TrainConfig, world_size: int, source: str) -> N
         raise store.CheckpointError(
             f"checkpoint {source} was saved with --reduction {saved['reduction']}, this run has --reduction "
             f"{cfg.reduction}: resume with the run's own --reduction")
-    if saved["world_size"] != world_size and cfg.reduction != "invariant":
+    if saved["world_size"] != world_size and not invariant:
         raise store.CheckpointError(
             f"checkpoint {source} was saved by {saved['world_size']} rank(s), this run has {world_size}: DDP's "
             "gradient sum and each rank's RNG depend on the number of ranks, so the run could not continue exactly; "
-            "resume on the same --world-size, or train both runs with --reduction invariant")
+            "resume on the same --world-size, or train both runs with a world-size-invariant --reduction "
+            "(course_lib.beyond)")
 
 
 # --------------------------------------------------------------------------- putting it back

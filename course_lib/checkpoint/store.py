@@ -10,8 +10,9 @@ folder that only *exists* once it is complete:
 2. after a barrier, rank 0 checks that every part a ``W``-rank checkpoint must hold is there
    (:func:`required_parts`), hashes every file and writes ``manifest.json`` (sha256 + size of
    each file, the list of parts, step, world size, config hash, library versions), fsynced;
-3. rank 0 renames the folder to ``step-{N:08d}`` (atomic on one file system) and replaces
-   ``LATEST`` atomically (write ``LATEST.tmp``, ``os.replace``).
+3. rank 0 fsyncs the folder, renames it to ``step-{N:08d}`` (atomic on one file system) and
+   replaces ``LATEST`` atomically (write ``LATEST.tmp``, ``os.replace``): a pointer for people
+   and tools; the kit finds the newest checkpoint by verifying the folders themselves.
 
 A folder without a valid manifest is not a checkpoint, and neither is one whose manifest
 lacks a part its world size requires. A crash at any instant leaves either the old state or
@@ -125,31 +126,16 @@ def serialize(obj) -> memoryview:
     return buf.getbuffer()
 
 
-def write_part(folder: Path, name: str, obj, fault: Callable[[], None] | None = None) -> dict:
+def write_part(folder: Path, name: str, obj) -> dict:
     """Write ``obj`` (or bytes from :func:`serialize`) to ``folder/name``, flushed and fsynced;
-    returns its sha256 and size (hashed from memory, so the commit need not read the file back).
-
-    ``fault`` (the ``during-save`` kill of :mod:`course_lib.checkpoint.faults`) strikes half-way:
-    the process dies with half a file on disk, as a real crash would leave it.
-    """
+    returns its sha256 and size (hashed from memory: the commit need not read the file back)."""
     folder.mkdir(parents=True, exist_ok=True)
     data = obj if isinstance(obj, memoryview) else serialize(obj)
     with open(folder / name, "wb") as f:
-        if fault is not None:
-            write_half_then(f, data, fault)
         f.write(data)
         f.flush()
         os.fsync(f.fileno())
     return {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
-
-
-def write_half_then(f, data: bytes | memoryview, fault: Callable[[], None]) -> None:
-    """What a crash half-way through a write leaves: the first half of ``data`` written to the
-    open file ``f`` and on disk (flushed, fsynced), then ``fault()`` (a real SIGKILL)."""
-    f.write(data[: len(data) // 2])
-    f.flush()
-    os.fsync(f.fileno())
-    fault()
 
 
 def write_atomic(path: Path, data: bytes | memoryview) -> None:
@@ -163,16 +149,31 @@ def write_atomic(path: Path, data: bytes | memoryview) -> None:
     os.replace(tmp, path)
 
 
-def commit(run_dir: str | Path, step: int, meta: dict, known: dict | None = None, attempt: int = 1,
-           tmp: Path | None = None, replace: bool = True) -> Path:
-    """Rank 0, after every rank has written its parts: completeness check, manifest, rename,
-    ``LATEST``. ``meta`` must give ``world_size`` (and ``rank_rng: False`` for a run whose
-    randomness belongs to no rank). ``known`` holds hashes that ``write_part`` already
-    computed; other files are hashed here. An incomplete folder is never committed.
+def commit(run_dir: str | Path, step: int, meta: dict, known: dict | None = None, attempt: int = 1) -> Path:
+    """Rank 0, after every rank has written its parts: the manifest (:func:`write_manifest`),
+    then the folder renamed to ``step-{N:08d}`` and ``LATEST`` replaced. A step committed
+    before (by an earlier attempt, after an ``epoch-start`` resume) is replaced in two renames,
+    and a crash between them leaves every older checkpoint valid. Returns the committed folder."""
+    tmp = tmp_dir(run_dir, step, attempt)
+    write_manifest(tmp, step, meta, known)
+    final = checkpoint_root(run_dir) / step_dir_name(step)
+    if final.exists():
+        old = tmp.with_name(f".old-{final.name}-attempt{attempt}")
+        os.rename(final, old)
+        os.rename(tmp, final)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.rename(tmp, final)
+    write_latest(run_dir, final)
+    return final
 
-    With ``replace=False`` a step already committed is kept and this folder dropped (survivors
-    that race to save the same step: any one of them will do)."""
-    tmp = tmp or tmp_dir(run_dir, step, attempt)
+
+def write_manifest(tmp: Path, step: int, meta: dict, known: dict | None = None) -> None:
+    """Check that ``tmp`` holds every part a checkpoint of ``meta["world_size"]`` ranks requires
+    (``meta["rank_rng"]``: with one RNG file per rank; default True), else raise
+    :class:`CheckpointError`; then write ``manifest.json`` (each file's sha256 and size, the
+    parts, ``meta``, the library versions), fsync it and the folder: the folder is ready to be
+    renamed. ``known``: hashes :func:`write_part` already computed (the others are read back)."""
     known = known or {}
     files = {p.name: known.get(p.name) or {"sha256": _sha256(p), "size": p.stat().st_size}
              for p in sorted(tmp.iterdir()) if p.name != "manifest.json"}
@@ -190,27 +191,20 @@ def commit(run_dir: str | Path, step: int, meta: dict, known: dict | None = None
         json.dump(manifest, f, indent=1, sort_keys=True)
         f.flush()
         os.fsync(f.fileno())
-    final = checkpoint_root(run_dir) / step_dir_name(step)
-    if not replace:
-        try:
-            os.rename(tmp, final)  # fails if another saver got there first
-        except OSError:
-            shutil.rmtree(tmp, ignore_errors=True)
-            return final
-    elif final.exists():  # the same step saved by a later attempt (e.g. after an epoch-start resume):
-        old = tmp.with_name(f".old-{final.name}-attempt{attempt}")  # move it aside in one rename;
-        os.rename(final, old)  # a crash before the next rename leaves the older checkpoints valid
-        os.rename(tmp, final)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        os.rename(tmp, final)
-    latest_tmp = checkpoint_root(run_dir) / f"LATEST.tmp-{os.getpid()}"  # one per writer: survivors race
+    _fsync_dir(tmp)  # the folder's entries on disk before its rename makes it a checkpoint
+
+
+def write_latest(run_dir: str | Path, final: Path) -> None:
+    """Replace ``LATEST`` with ``final``'s name, atomically. It is written for people and tools
+    (``cat DIR/checkpoints/LATEST``); the kit itself never trusts it: :func:`latest_valid`
+    verifies the folders themselves, newest first."""
+    root = checkpoint_root(run_dir)
+    latest_tmp = root / f"LATEST.tmp-{os.getpid()}"  # one per writer: several may commit at once
     latest_tmp.write_text(final.name + "\n")
     with open(latest_tmp) as f:
         os.fsync(f.fileno())
-    os.replace(latest_tmp, checkpoint_root(run_dir) / "LATEST")
-    _fsync_dir(checkpoint_root(run_dir))
-    return final
+    os.replace(latest_tmp, root / "LATEST")
+    _fsync_dir(root)
 
 
 def remove_stale_tmp(run_dir: str | Path) -> list[Path]:
@@ -328,7 +322,20 @@ class BackgroundWriter:
         self._thread: threading.Thread | None = None
         self._error: BaseException | None = None
 
+    def __enter__(self) -> BackgroundWriter:
+        return self
+
+    def __exit__(self, kind, *_) -> None:
+        """A save in flight lands (or fails) before the block is left, however it is left; while
+        an error leaves it, the writer's own error does not hide that one."""
+        if kind is None:
+            self.wait()
+            return
+        with contextlib.suppress(Exception):
+            self.wait()
+
     def wait(self) -> None:
+        """Until the job in flight is done; its error, if it failed, raised here."""
         if self._thread is not None:
             self._thread.join()
             self._thread = None

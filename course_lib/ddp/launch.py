@@ -14,6 +14,9 @@ What ``launch`` takes care of, so that a notebook cell can start a 2-rank run sa
 * failure: when a rank raises or dies, :class:`RankFailed` or :class:`RunInterrupted` names the
   rank (and its traceback or signal), never a hang;
 * one run per directory (:func:`~course_lib._runtime.processes.run_dir_lock`).
+
+How a rank trains is its :class:`Reduction`: the core's is :data:`DDP`; an extension passes its
+own (``launch(cfg, reduction=...)``, see course_lib.beyond).
 """
 from __future__ import annotations
 
@@ -24,6 +27,7 @@ import sys
 import time
 import warnings
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
@@ -31,15 +35,14 @@ import torch
 import torch.distributed as dist
 
 from course_lib._runtime import portability
-from course_lib._runtime.processes import hold_process_group, join_ranks, run_dir_lock, run_then_exit
+from course_lib._runtime.processes import join_ranks, run_dir_lock
 from course_lib._runtime.rank_output import RankOutput, Reporter
-from course_lib._runtime.rank_start import start_ranks
-from course_lib._runtime.torchrun import attempt_store
+from course_lib._runtime.rank_start import attempt_store, hold_process_group, run_then_exit, start_ranks
 from course_lib.checkpoint.faults import EXIT_PREEMPTED
 from course_lib.checkpoint.resume import check_resume
 from course_lib.checkpoint.store import CheckpointError
 from course_lib.config import ConfigError, TrainConfig
-from course_lib.ddp.train import Trainer, trainer_for
+from course_lib.ddp.train import Outcome, Trainer
 from course_lib.watch.monitor import LAUNCHED_ENV
 
 
@@ -66,8 +69,52 @@ class RunInterrupted(RuntimeError):
                          "Continue with --resume auto.")
 
 
+def train_with_ddp(cfg: TrainConfig, rank: int, world_size: int, device: torch.device, report: Reporter,
+                   data_file: str | None = None) -> Outcome:
+    """One rank's run with DDP, the chapter's: its trainer built, resumed if ``--resume`` says so, trained."""
+    trainer = Trainer(cfg, rank, world_size, device, report, data_file)
+    trainer.resume()
+    return trainer.train()
+
+
+def _fits(cfg: TrainConfig) -> str | None:
+    return None
+
+
+@dataclass(frozen=True)
+class Reduction:
+    """How a rank trains for one ``--reduction``, and what the launcher must know before any
+    rank starts. ``train(cfg, rank, world_size, device, report, data_file)`` is one rank's run (a
+    module-level function: it travels to the ranks by name) and returns its :class:`Outcome`."""
+    name: str
+    train: Callable[..., Outcome]
+    invariant: bool = False  # the same bits on any world size: a checkpoint may resume on another one
+    threads: int = 0         # intra-op threads per rank (0: the cores shared out among this machine's ranks)
+    check: Callable[[TrainConfig], str | None] = _fits  # why ``cfg`` cannot be trained so, or None
+
+    def threads_per_rank(self, cfg: TrainConfig, local_world_size: int) -> int:
+        """Two ranks of two threads on two cores run slower than one rank: the cores are shared out."""
+        return cfg.threads_per_rank or self.threads or max(1, (os.cpu_count() or 1) // local_world_size)
+
+
+DDP_REDUCTION = Reduction("ddp", train_with_ddp)
+
+
+def reduction_of(cfg: TrainConfig, reduction: Reduction | None) -> Reduction:
+    """The reduction to train ``cfg`` with: the one given (its name must be ``cfg.reduction``),
+    else DDP when ``cfg`` asks for it; any other is an extension's, which its caller passes."""
+    if reduction is None and cfg.reduction == DDP_REDUCTION.name:
+        return DDP_REDUCTION
+    if reduction is None:
+        raise ConfigError(f"--reduction {cfg.reduction} is not the core's (ddp): pass its Reduction, "
+                          "launch(cfg, reduction=...) (course_lib.beyond.reduction gives the kit's)")
+    if reduction.name != cfg.reduction:
+        raise ConfigError(f"the config asks for --reduction {cfg.reduction}, the Reduction given is {reduction.name}")
+    return reduction
+
+
 # --------------------------------------------------------------------------- before anything starts
-def check_before_start(cfg: TrainConfig) -> None:
+def check_before_start(cfg: TrainConfig, reduction: Reduction = DDP_REDUCTION) -> None:
     """Refuse settings that would otherwise fail inside the ranks, after data preparation and
     process start-up, as a traceback per rank. One :class:`ConfigError`, one line, with the fix."""
     from course_lib import paths
@@ -82,7 +129,8 @@ def check_before_start(cfg: TrainConfig) -> None:
     if cfg.data_source == "path" and not cfg.data_path:
         problems.append("--data-source path needs --data-path (an aclImdb folder, or a CSV/parquet file with "
                         "'text' and 'label' columns)")
-    checks = [lambda: paths.output_dir(cfg.run_dir), lambda: _check_trainer(cfg), lambda: check_resume(cfg)]
+    checks = [lambda: paths.output_dir(cfg.run_dir), lambda: _check_reduction(cfg, reduction),
+              lambda: check_resume(cfg, reduction.invariant)]
     if cfg.data_path:
         checks.append(lambda: paths.data_path(cfg.data_path))
     if cfg.cache_dir:
@@ -98,8 +146,8 @@ def check_before_start(cfg: TrainConfig) -> None:
         raise ConfigError("; ".join(problems))
 
 
-def _check_trainer(cfg: TrainConfig) -> None:
-    why = trainer_for(cfg.reduction).check(cfg)
+def _check_reduction(cfg: TrainConfig, reduction: Reduction) -> None:
+    why = reduction.check(cfg)
     if why:
         raise ConfigError(why)
 
@@ -123,11 +171,11 @@ def choose_backend(cfg: TrainConfig, device: torch.device) -> str:
     return "nccl" if device.type == "cuda" else "gloo"
 
 
-def rank_setup(cfg: TrainConfig, local_rank: int, local_world_size: int, trainer: type[Trainer]) -> tuple:
+def rank_setup(cfg: TrainConfig, local_rank: int, local_world_size: int, reduction: Reduction) -> tuple:
     """What a rank settles before its process group: the platform's settings, its threads, its
     device (one GPU per rank where there are GPUs), the backend and the collectives' timeout."""
     portability.apply_process_group_env(os.environ.get("MASTER_ADDR", "127.0.0.1"))
-    torch.set_num_threads(trainer.threads_per_rank(cfg, local_world_size))
+    torch.set_num_threads(reduction.threads_per_rank(cfg, local_world_size))
     device = choose_device(cfg, local_rank)
     if device.type == "cuda":
         torch.cuda.set_device(device)
@@ -136,11 +184,10 @@ def rank_setup(cfg: TrainConfig, local_rank: int, local_world_size: int, trainer
 
 def run_rank(cfg: TrainConfig, rank: int, world_size: int, local_rank: int, local_world_size: int,
              report: Reporter, init_method: str = "env://", data_file: str | None = None,
-             trainer: type[Trainer] | None = None) -> dict:
+             reduction: Reduction = DDP_REDUCTION) -> Outcome:
     """Everything one rank does (the DDP tutorial's ``ddp_setup`` + ``Trainer``): threads, device,
-    process group, training, clean-up. ``trainer``: the class for ``--reduction`` by default."""
-    trainer = trainer or trainer_for(cfg.reduction)
-    device, backend, timeout = rank_setup(cfg, local_rank, local_world_size, trainer)
+    process group, the reduction's training, clean-up; returns why it ended."""
+    device, backend, timeout = rank_setup(cfg, local_rank, local_world_size, reduction)
     store = attempt_store(rank, world_size, timeout)
     if store is not None:
         dist.init_process_group(backend, store=store, rank=rank, world_size=world_size, timeout=timeout)
@@ -148,26 +195,28 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, local_rank: int, loca
         dist.init_process_group(backend, init_method=init_method, rank=rank, world_size=world_size, timeout=timeout)
     hold_process_group()
     try:
-        return trainer(cfg, rank, world_size, device, report, data_file).train()
+        return reduction.train(cfg, rank, world_size, device, report, data_file)
     finally:
         dist.destroy_process_group()
 
 
-def _spawned_worker(rank: int, trainer: type[Trainer], cfg_dict: dict, port: int, log_dir: str, data_file: str) -> None:
-    """Entry point of a rank started by :func:`launch`. It lives in the package because a function
-    defined in a notebook cannot be pickled into a new process (``trainer`` travels by name)."""
+def _spawned_worker(rank: int, reduction: Reduction, cfg_dict: dict, port: int, log_dir: str, data_file: str) -> None:
+    """Entry point of a rank started by :func:`launch`; it leaves with its outcome's exit code. It
+    lives in the package because a function defined in a notebook cannot be pickled into a new
+    process (``reduction`` travels by the names of its functions)."""
     log = open(Path(log_dir) / f"rank{rank}.log", "a", buffering=1)
     os.dup2(log.fileno(), 1)  # fd-level: tracebacks and C++ warnings land in the log too
     os.dup2(log.fileno(), 2)
     sys.stdout = sys.stderr = log
     cfg = TrainConfig.from_dict(cfg_dict)
     run_then_exit(lambda: run_rank(cfg, rank, cfg.world_size, rank, cfg.world_size, Reporter(rank, progress=True),
-                                   init_method=f"tcp://127.0.0.1:{port}", data_file=data_file, trainer=trainer))
+                                   init_method=f"tcp://127.0.0.1:{port}", data_file=data_file,
+                                   reduction=reduction).value)
 
 
 # --------------------------------------------------------------------------- the parent
 def launch(cfg: TrainConfig, quiet: bool = False, on_start: Callable[[list[int]], None] | None = None,
-           launched_at: float | None = None) -> dict:
+           launched_at: float | None = None, reduction: Reduction | None = None) -> dict:
     """Train ``cfg`` with one process per rank and return rank 0's summary (notebooks 03-05).
     Raises :class:`ConfigError` (one line, before any rank starts) for settings that cannot work,
     :class:`RankFailed` when a rank raised, :class:`RunInterrupted` when one was killed or stopped;
@@ -175,17 +224,19 @@ def launch(cfg: TrainConfig, quiet: bool = False, on_start: Callable[[list[int]]
 
     ``on_start(pids)`` is called once the workers run (the lab uses it for "kill now").
     ``launched_at`` (default: now) is when this start began, for the restart cost that
-    ``attempts.jsonl`` records (the command line passes its own start time).
+    ``attempts.jsonl`` records (the command line passes its own start time). ``reduction``: how
+    the ranks train (default DDP; an extension's for another ``cfg.reduction``).
     Used in notebook 03 (§4) and notebook 04 (§2).
     """
     launched = repr(launched_at or time.time())  # for these ranks only: a torchrun started later must not read it
     portability.check_spawn_safe()  # before anything is written (starting the ranks asks again)
-    check_before_start(cfg)
+    reduction = reduction_of(cfg, reduction)
+    check_before_start(cfg, reduction)
     with run_dir_lock(cfg.run_dir):
-        return _launch(cfg, quiet, on_start, launched)
+        return _launch(cfg, quiet, on_start, launched, reduction)
 
 
-def _launch(cfg: TrainConfig, quiet: bool, on_start, launched: str) -> dict:
+def _launch(cfg: TrainConfig, quiet: bool, on_start, launched: str, reduction: Reduction) -> dict:
     from course_lib.checkpoint.store import latest_valid
     from course_lib.data.prepare import prepare_for
     from course_lib.watch.monitor import read_ledger
@@ -196,7 +247,6 @@ def _launch(cfg: TrainConfig, quiet: bool, on_start, launched: str) -> dict:
                       "will be slower than with fewer ranks (the run is still correct)", stacklevel=3)
     choose_device(cfg, 0)  # fail here, in the parent, if CUDA is asked for and missing
     port = portability.choose_port()  # a busy MASTER_PORT is refused before anything is written
-    trainer = trainer_for(cfg.reduction)
     run_dir = Path(cfg.run_dir)
     log_dir = run_dir / "logs"
     log_dir.mkdir(parents=True, exist_ok=True)
@@ -208,8 +258,8 @@ def _launch(cfg: TrainConfig, quiet: bool, on_start, launched: str) -> dict:
     portability.apply_process_group_env()  # the spawned ranks inherit it
 
     tail = RankOutput(log_dir, cfg.world_size, quiet)
-    ctx = start_ranks(_spawned_worker, (trainer, cfg.to_dict(), port, str(log_dir), str(data.path)), cfg.world_size,
-                      cfg.start_method, env={LAUNCHED_ENV: launched}, preload=[trainer.__module__])
+    ctx = start_ranks(_spawned_worker, (reduction, cfg.to_dict(), port, str(log_dir), str(data.path)), cfg.world_size,
+                      cfg.start_method, env={LAUNCHED_ENV: launched}, preload=[reduction.train.__module__])
     if on_start:
         on_start(ctx.pids())
     try:

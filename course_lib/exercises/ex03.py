@@ -221,8 +221,7 @@ def eval_model(data) -> torch.nn.Module:
 def eval_worker(rank: int, world_size: int, settings: BookSettings) -> None:
     """One rank of 03.worker's check: the learner's ``evaluate`` on the held-out reviews in a gloo
     group; what it returned and the reviews the model scored go to ``DIR/eval-rank{R}.json``."""
-    from course_lib._runtime.processes import hold_process_group
-    from course_lib._runtime.rank_start import load_module
+    from course_lib._runtime.rank_start import hold_process_group, load_module
     from course_lib.data.prepare import PreparedData
 
     task = json.loads(Path(settings.run_dir, "task.json").read_text())

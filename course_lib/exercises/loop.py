@@ -96,15 +96,14 @@ def newest_book_file(run_dir: str) -> str | None:
 def die_half_way(data: bytes | memoryview, target) -> None:
     """Half of ``data`` written to ``target`` (a path or an open binary file) and flushed to disk,
     then a real SIGKILL of this process: what a crash at that instant leaves."""
-    from course_lib.checkpoint.store import write_half_then
-
     handle = open(target, "wb") if isinstance(target, (str, os.PathLike)) else target
+    handle.write(data[: len(data) // 2])
     try:
-        handle.fileno()
+        handle.flush()
+        os.fsync(handle.fileno())
     except (OSError, ValueError, AttributeError):  # an in-memory buffer: nothing of it reaches the disk
-        handle.write(data[: len(data) // 2])
-        os.kill(os.getpid(), signal.SIGKILL)
-    write_half_then(handle, data, lambda: os.kill(os.getpid(), signal.SIGKILL))
+        pass
+    os.kill(os.getpid(), signal.SIGKILL)
 
 
 COPIES = {"shutil.copyfile", "shutil.copy", "shutil.copy2"}  # the other watched calls besides torch.save are renames
@@ -213,7 +212,7 @@ def run(s: LoopSettings) -> None:
     from course_lib.data.prepare import PreparedData
     from course_lib.ddp.consistency import parameter_digest
     from course_lib.ddp.models import build_model
-    from course_lib.ddp.sampling import sample_digest
+    from course_lib.ddp.sampling import ResumableDistributedSampler, sample_digest
     from course_lib.ddp.train import linear_schedule
     from course_lib.watch.monitor import Ledger
 
@@ -247,14 +246,16 @@ def run(s: LoopSettings) -> None:
             epoch, step, done = now["progress"]
             progress = {"epoch": epoch, "step_in_epoch": step, "global_step": done}
     ledger = Ledger(run_dir, 0)
+    sampler = ResumableDistributedSampler(len(train), BATCH, 1, 0, SEED)  # the kit's order: (seed, epoch) decide it
     for epoch in range(progress["epoch"], EPOCHS):
-        order = torch.randperm(len(train), generator=torch.Generator().manual_seed(SEED + epoch))
+        sampler.set_epoch(epoch)
+        order = [i for chunk in sampler.global_batches() for i in chunk]
         first = progress["step_in_epoch"] if epoch == progress["epoch"] else 0
         for step in range(first, spe):
             global_step = progress["global_step"] + 1
             if s.kill_step == global_step and s.kill_mode == "sigkill":
                 os.kill(os.getpid(), signal.SIGKILL)
-            ids = order[step * BATCH:(step + 1) * BATCH].tolist()
+            ids = order[step * BATCH:(step + 1) * BATCH]
             batch = train.batch(ids, pad_id)
             model.train()
             optimizer.zero_grad()

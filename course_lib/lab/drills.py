@@ -12,9 +12,10 @@ import shutil
 import time
 from pathlib import Path
 
+from course_lib.beyond import launch
 from course_lib.checkpoint.faults import fired_kills
 from course_lib.config import ConfigError, TrainConfig
-from course_lib.ddp.launch import RankFailed, RunInterrupted, launch
+from course_lib.ddp.launch import RankFailed, RunInterrupted
 from course_lib.lab import references
 from course_lib.lab.tables import interruption
 from course_lib.watch.compare import compare_runs

@@ -16,9 +16,9 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
+from course_lib.beyond import launch
 from course_lib.config import TrainConfig
 from course_lib.data.prepare import prepare_for
-from course_lib.ddp.launch import launch
 from course_lib.ddp.models import build_model, parameter_count
 from course_lib.watch.monitor import read_ledger, read_scalars
 

@@ -19,9 +19,8 @@ from pathlib import Path
 
 import torch.distributed as dist
 
-from course_lib._runtime.processes import hold_process_group
+from course_lib._runtime.rank_start import hold_process_group
 from course_lib.checkpoint.faults import FaultInjector
-from course_lib.checkpoint.store import write_part
 from course_lib.config import TrainConfig
 from course_lib.ddp.consistency import check_ranks_agree
 from course_lib.ddp.sampling import sample_digest
@@ -61,9 +60,7 @@ class Observer:
         """A ``during-save`` kill planned at or before this step: write the first half of the
         file's bytes to ``path`` itself (what ``torch.save`` leaves when its process dies half-way),
         then SIGKILL this process. Otherwise nothing."""
-        fault = self.faults.during_save(self.step)
-        if fault is not None:
-            write_part(Path(path).parent, Path(path).name, checkpoint, fault)
+        self.faults.cut_save(self.step, path, checkpoint)
 
     def finish(self, model, test_accuracy: float | None) -> None:
         """Every rank checks that all ranks hold the same parameters; rank 0 writes the summary."""

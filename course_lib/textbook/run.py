@@ -21,9 +21,9 @@ import pandas as pd
 import torch
 
 from course_lib._runtime.portability import free_port
-from course_lib._runtime.processes import join_ranks, run_then_exit
+from course_lib._runtime.processes import join_ranks
 from course_lib._runtime.rank_output import RankOutput
-from course_lib._runtime.rank_start import start_ranks
+from course_lib._runtime.rank_start import run_then_exit, start_ranks
 from course_lib.config import TrainConfig
 from course_lib.data.prepare import prepare_imdb
 from course_lib.ddp.launch import RankFailed

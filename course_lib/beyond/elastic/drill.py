@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 
 from course_lib._runtime.portability import free_port
-from course_lib._runtime.torchrun import torchrun_parts
+from course_lib.beyond.elastic.commands import ElasticSettings, elastic_parts
 from course_lib.config import TrainConfig
 from course_lib.watch.monitor import ledger_ranks, read_attempts, read_jsonl, read_ledger
 
@@ -48,8 +48,8 @@ def _record(run_dir: Path, **event) -> float:
     return event["time"]
 
 
-def _start_node(cfg: TrainConfig, node: int, port: int, reform: str) -> subprocess.Popen:
-    env, argv = torchrun_parts(cfg, "1:2", 1, node, "127.0.0.1", port, 3, reform)
+def _start_node(cfg: TrainConfig, node: int, port: int, reform: str, settings: ElasticSettings) -> subprocess.Popen:
+    env, argv = elastic_parts(cfg, 1, node, "127.0.0.1", port, 3, reform, settings)
     argv = [sys.executable, "-m", "torch.distributed.run", *argv[1:]]
     log = open(Path(cfg.run_dir) / f"elastic-node{node}.log", "a")
     return subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env={**os.environ, **env})
@@ -106,8 +106,9 @@ def _wait_for_world(run_dir: str, since: float, world: int, agent: subprocess.Po
 
 
 def node_drill(cfg: TrainConfig, plan: list[tuple[str, int]], nodes: int = 2, reform: str = "in-process",
-               timeout: float = 300) -> dict:
-    """Start ``nodes`` nodes on ``cfg`` and carry out ``plan`` (see the module docstring). Returns
+               timeout: float = 300, settings: ElasticSettings = ElasticSettings()) -> dict:
+    """Start ``nodes`` nodes on ``cfg`` (their members with ``settings``) and carry out ``plan``
+    (see the module docstring). Returns
     node 0's exit code, the world size at the end, the summary, and per event the seconds from the
     node's death (or start) to the first step of the re-formed group. Used in notebook 05 (optional deep-dive B)."""
     bad = [e for e, _ in plan if e not in EVENTS]
@@ -123,7 +124,7 @@ def node_drill(cfg: TrainConfig, plan: list[tuple[str, int]], nodes: int = 2, re
     port, deadline = free_port(), time.time() + timeout
     agents = {}
     for node in range(nodes):  # all at once: node 0's agent hosts the store, the others wait for it
-        agents[node] = _start_node(cfg, node, port, reform)
+        agents[node] = _start_node(cfg, node, port, reform, settings)
         _record(run_dir, event="start", node=node)
     events, started = [], nodes - 1
     try:
@@ -149,7 +150,7 @@ def node_drill(cfg: TrainConfig, plan: list[tuple[str, int]], nodes: int = 2, re
                 _wait_for_world(cfg.run_dir, events[-1]["time"], len(agents), agents[0], deadline)
             else:
                 node = started = started + 1  # a node of its own: a replacement machine, or the same one back
-                agents[node] = _start_node(cfg, node, port, reform)
+                agents[node] = _start_node(cfg, node, port, reform, settings)
                 events.append({"event": "gain", "node": node, "after_step": step,
                                "time": _record(run_dir, event="start", node=node, after_step=step)})
         try:

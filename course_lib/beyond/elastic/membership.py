@@ -193,8 +193,8 @@ def usable_world(cfg) -> Callable[[int], int]:
 class ElasticGroup:
     """The process group of an elastic run, formed and re-formed in this process."""
 
-    def __init__(self, cfg, backend: str, timeout: timedelta):
-        host, port = cfg.elastic_endpoint.rsplit(":", 1)
+    def __init__(self, cfg, settings, backend: str, timeout: timedelta):
+        host, port = settings.endpoint.rsplit(":", 1)
         run_key = hashlib.blake2b(cfg.run_dir.encode(), digest_size=6).hexdigest()  # the same command line on every node
 
         def client():
@@ -204,7 +204,7 @@ class ElasticGroup:
         # when this process began (``python -m course_lib`` notes it first thing), for the timeline
         self.started = getattr(sys.modules.get("course_lib.cli"), "STARTED", None)
         self.id = f"{socket.gethostname()}-{os.getpid()}"
-        self.membership = Membership(self.store, self.id, cfg.elastic_heartbeat_s, usable_world(cfg), beat_store=client())
+        self.membership = Membership(self.store, self.id, settings.heartbeat_s, usable_world(cfg), beat_store=client())
 
     @property
     def decision(self) -> Decision | None:

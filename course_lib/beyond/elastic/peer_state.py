@@ -10,8 +10,7 @@ tensors alone a fraction of it.
 
 Both sides compute :func:`training_state_digest` (a sha256 of every tensor and number, by name,
 so it does not depend on how the state was packed): the receiver checks its digest against the
-sender's, and anyone can check it against the checkpoint of the same step
-(:func:`digest_of_checkpoint`). The checkpoint is still written: disk stays the fallback.
+sender's, and anyone can check it against the checkpoint of the same step. The checkpoint is still written: disk stays the fallback.
 """
 from __future__ import annotations
 
@@ -35,11 +34,6 @@ def training_state_digest(parts: dict) -> str:
     newcomer handed step 26 by a group of one, then left alone before its first step, saves step
     26 as a member of a group of two. Their states are the same bits; only that record differs."""
     return state_digest({**parts, "trainer.pt": parts["trainer.pt"]["state"]})
-
-
-def digest_of_checkpoint(path) -> str:
-    """:func:`training_state_digest` of a checkpoint's state parts, read from disk."""
-    return training_state_digest({name: ckpt.load_part(path, name) for name in STATE_PARTS})
 
 
 def _pack(value, tensors: list):

@@ -4,17 +4,17 @@ A peer is gone (a collective failed) or a node asks to join (seen at a step boun
 collective of a step comes before its optimizer step, so each member holds the state of the last
 finished step. It saves that step (in the background: disk stays the fallback), agrees with the
 live members on the next generation of the group (:mod:`course_lib.beyond.elastic.membership`),
-forms that generation's process group, hands the state to the members that lack it over the
-process group (:mod:`course_lib.beyond.elastic.peer_state`) and trains on. With the invariant
-reduction the world size does not change a bit of the result, so the run goes on exactly as if
-nothing had happened.
+forms that generation's process group, builds its trainer for its new place, hands the state to
+the members that lack it (:mod:`course_lib.beyond.elastic.peer_state`) and trains on. With the
+invariant reduction the world size does not change a bit of the result, so the run goes on
+exactly as if nothing had happened.
 
-:class:`ElasticTrainer` is the invariant reduction's trainer with four of the core's hooks
-filled in: its place in the group (``_take_place``, ``_join``), the state on joining (``_resume``),
-a vote at each step's end (``_votes`` / ``_after_votes``: does a node wait to join?), and, from
-:class:`~course_lib.beyond.invariant_trainer.InvariantTrainer`, a lost peer (``_peer_lost``). Every
-rank of the new group runs the same collectives in the same order (``_join``, then
-``_share_state``), newcomers from ``__init__``.
+:class:`Member` composes the core's :class:`~course_lib.ddp.train.Trainer`, one per generation:
+the group decides the rank and the world size first, then the trainer is built for them (the
+model, optimizer, schedule and position carried over from the last generation's trainer), with
+the invariant reduction's ``gradients`` and the group's :class:`JoinVote`. Every rank of a new
+group runs the same collectives in the same order: the trainer's construction, then the state's
+hand-over.
 """
 from __future__ import annotations
 
@@ -25,135 +25,153 @@ import torch.distributed as dist
 
 from course_lib._runtime.rank_output import Reporter
 from course_lib.beyond.elastic import peer_state
-from course_lib.beyond.elastic.membership import ElasticGroup, RunFinished
-from course_lib.beyond.invariant_trainer import InvariantTrainer
+from course_lib.beyond.elastic.commands import ElasticSettings
+from course_lib.beyond.elastic.membership import Decision, ElasticGroup, RunFinished
+from course_lib.beyond.invariant_trainer import INVARIANT, emergency_save, invariant_gradients, peer_lost, snapshot
 from course_lib.checkpoint import store as ckpt
 from course_lib.config import TrainConfig
 from course_lib.data.prepare import prepare_for
+from course_lib.ddp.launch import rank_setup
+from course_lib.ddp.train import Outcome, Trainer, Training
 from course_lib.watch.monitor import fill_ledger_gap
 
 
-class ElasticTrainer(InvariantTrainer):
-    def __init__(self, cfg: TrainConfig, device, report: Reporter, group: ElasticGroup):
-        self.group, self._parts, self._state_received = group, None, None
-        data_file = group.data_file(lambda: str(prepare_for(cfg, progress=False).path))  # the group's, read before joining
-        super().__init__(cfg, -1, 0, device, report, data_file)  # rank and world size: the group's (_take_place)
-        self._record_generation(group.decision, started=group.started, asked=group.membership.asked, formed=self._formed)
+class JoinVote:
+    """The group's word at each step's end (the trainer's ``agreement``): does a node wait to join?
+    Rank 0 asks the store, once a step; any "yes" makes every rank leave the epoch to re-form."""
 
-    def _take_place(self, rank: int, world_size: int) -> tuple[int, int]:
-        """A newcomer, ready to train (its first AdamW built: ~1 s that the group need not wait
-        for), asks the running group, if any, to let it in."""
+    def __init__(self, group: ElasticGroup, rank: int):
+        self.group, self.rank = group, rank
+
+    def votes(self) -> dict[str, float]:
+        return {"join": float(self.rank == 0 and self.group.change_wanted())}
+
+    def decide(self, votes: dict[str, float]) -> Outcome | None:
+        return Outcome.REGROUP if votes["join"] else None
+
+
+class Member:
+    """One process of an elastic group, over every generation it is part of."""
+
+    def __init__(self, cfg: TrainConfig, settings: ElasticSettings, group: ElasticGroup, device, report: Reporter):
+        self.cfg, self.settings, self.group, self.device, self.report = cfg, settings, group, device, report
+        self.data_file = group.data_file(lambda: str(prepare_for(cfg, progress=False).path))  # the group's, before joining
+        self.trainer: Trainer | None = None
+        self.parts: dict | None = None  # the last finished step's state, while the group re-forms
+        self.received: dict | None = None  # how this member got its state, for elastic.jsonl
+
+    def run(self) -> Outcome:
+        """Join (as a newcomer, ready to train: its first AdamW built, ~1 s the group need not wait
+        for), then train, re-forming the group whenever it changes, to the run's end."""
+        training = Training.build(self.cfg, 0, self.device, self.data_file)  # ready to train before asking to join
         decision = self.group.form(-1, holds_state=False, reason="a node starts", trigger=True)
-        self._formed = time.time()
-        return decision.members.index(self.group.id), decision.world_size
+        formed = time.time()
+        self._build(decision, training)
+        if decision.needs_state:
+            self._share_state(decision)
+        else:
+            self.trainer.resume()
+        self._record(decision, started=self.group.started, asked=self.group.membership.asked, formed=formed)
+        while True:
+            outcome, why = self._train()
+            if outcome is Outcome.DONE and self.trainer.rank == 0:
+                self.group.finish()  # a node that arrives now is told the run is over
+            if outcome in (Outcome.DONE, Outcome.PREEMPTED):
+                return outcome
+            self._regroup(why)
 
-    def _join(self, rank: int, world_size: int, about: dict | None = None) -> None:
-        if self.ledger is not None:  # a re-formed group: this process's place may have changed
-            self.ledger.close()
-            self.tb.close()
-            if rank != self.rank:  # e.g. the survivor of a lost rank 0: rank 0's ledger is what compare reads
-                fill_ledger_gap(self.run_dir, self.rank, rank, self.state.global_step)
-        super()._join(rank, world_size, self.group.describe())
+    def _train(self) -> tuple[Outcome, str]:
+        """Train until the run ends or the group must change; a lost peer is such a change."""
+        try:
+            return self.trainer.train(), "a node asks to join"
+        except RuntimeError as err:
+            if not peer_lost(err):
+                raise
+            why = f"a peer is gone ({' '.join(str(err).split())[:120]})"
+        self.parts = snapshot(self.trainer)  # outside the except clause: its traceback held the old groups
+        emergency_save(self.trainer, self.parts, background=True)
+        return Outcome.PEER_LOST, why
 
-    def _resume(self) -> int | None:
-        decision = self.group.decision
-        return self._share_state(decision) if decision.needs_state else super()._resume()
+    def _build(self, decision: Decision, training: Training) -> None:
+        """This member's trainer for its place in ``decision``'s group (a collective of that group)."""
+        rank, world_size = decision.members.index(self.group.id), decision.world_size
+        previous = self.trainer
+        if previous is not None:
+            previous.close()
+            if rank != previous.rank:  # e.g. the survivor of a lost rank 0: rank 0's ledger is what compare reads
+                fill_ledger_gap(self.cfg.run_dir, previous.rank, rank, previous.state.global_step)
+        self.trainer = Trainer(self.cfg, rank, world_size, self.device, self.report, self.data_file,
+                               gradients=invariant_gradients(self.cfg, rank, world_size),
+                               agreement=JoinVote(self.group, rank), training=training, about=self.group.describe())
 
-    def _votes(self) -> list[float]:
-        joining = self.rank == 0 and self.group.change_wanted()  # rank 0 asks the store, once a step
-        return [*super()._votes(), float(joining)]
-
-    def _after_votes(self, votes: list[float]) -> bool:
-        super()._after_votes(votes)
-        if votes[1]:
-            self._regroup("a node asks to join")
-            return True
-        return False
-
-    def _peer_lost(self, why: str) -> None:
-        self._parts = self._snapshot()
-        self._emergency_save(self._parts, background=True)
-        self._regroup(why)
-
-    def train(self) -> dict:
-        summary = super().train()
-        if self.rank == 0:
-            self.group.finish()  # a node that arrives now is told the run is over
-        return summary
-
-    # ------------------------------------------------------------------ re-forming
     def _regroup(self, reason: str) -> None:
         """Re-form the group in this process (see the module docstring)."""
         noticed = time.time()
-        if self._parts is None:  # a planned change: rank 0 saves, like a periodic save
-            self._parts = self._snapshot()
-            if self.rank == 0:
-                self._emergency_save(self._parts, background=True)
-        self.sync = None  # the old groups' last references (see ElasticGroup.dissolve)
+        trainer = self.trainer
+        if self.parts is None:  # a planned change: rank 0 saves, like a periodic save
+            self.parts = snapshot(trainer)
+            if trainer.rank == 0:
+                emergency_save(trainer, self.parts, background=True)
+        trainer.gradients = None  # the old groups' last references (see ElasticGroup.dissolve)
         try:
             self.group.dissolve()
-            decision = self.group.form(self.state.global_step, holds_state=True, reason=reason, trigger=False)
-        except BaseException:  # no group: torchrun restarts this worker, which resumes from the disk
-            self.writer.wait()  # so the save of the last finished step lands first
+            decision = self.group.form(trainer.state.global_step, holds_state=True, reason=reason, trigger=False)
+        except Exception:  # no group: torchrun restarts this worker, which resumes from the disk
+            trainer.writer.wait()  # so the save of the last finished step lands first
             raise
         formed = time.time()
-        self._join(decision.members.index(self.group.id), decision.world_size)
+        self._build(decision, trainer.training)
         if decision.needs_state:
             self._share_state(decision)
-        self._record_generation(decision, noticed=noticed, formed=formed)
-        self._parts = None
-        self.saved_step = self.state.global_step  # saved (rank 0 or the survivors did): the same on every member
-        if self.rank == 0:
+        self._record(decision, noticed=noticed, formed=formed)
+        self.parts = None
+        if self.trainer.rank == 0:
             self.report.line(f"The group re-formed in-process on {decision.world_size} rank(s) ({reason}), "
-                             f"{time.time() - noticed:.2f} s after it noticed; step {self.state.global_step + 1} next")
+                             f"{time.time() - noticed:.2f} s after it noticed; step {self.trainer.state.global_step + 1} next")
 
-    def _share_state(self, decision) -> int | None:
+    def _share_state(self, decision: Decision) -> None:
         """A collective of the new group: the members in ``decision.needs_state`` get the state of
-        step ``decision.step``, from the source's memory or, with ``--no-elastic-peer-state``, from
-        the checkpoint the source commits first. Returns the step on a receiver."""
+        step ``decision.step``, from the source's memory or, without peer state, from the
+        checkpoint the source commits first."""
+        trainer = self.trainer
         source = decision.members.index(decision.source)
         receivers = [decision.members.index(m) for m in decision.needs_state]
         t0 = time.perf_counter()
-        if self.cfg.elastic_peer_state:
-            parts, info = peer_state.share(self._parts if self.rank == source else None, source, receivers, self.rank)
-            if parts is None:
-                return None
-            step = self._restore(f"rank {source}'s memory (step {decision.step})", parts.get, "full")
-            self._state_received = {**info, "via": "peer", "seconds": time.perf_counter() - t0}
-            return step
-        if self.rank == source:
-            self.writer.wait()  # its save of the step is committed before anyone reads it
+        if self.settings.peer_state:
+            parts, info = peer_state.share(self.parts if trainer.rank == source else None, source, receivers, trainer.rank)
+            if parts is not None:
+                trainer.restore(f"rank {source}'s memory (step {decision.step})", parts.get, "full")
+                self.received = {**info, "via": "peer", "seconds": time.perf_counter() - t0}
+            return
+        if trainer.rank == source:
+            trainer.writer.wait()  # its save of the step is committed before anyone reads it
         dist.barrier()
-        if self.rank not in receivers:
-            return None
-        path = ckpt.checkpoint_root(self.run_dir) / ckpt.step_dir_name(decision.step)  # not --resume: that step
-        step = self._restore(path.name, lambda name: ckpt.load_part(path, name), "full")
-        self._state_received = {"via": "checkpoint", "seconds": time.perf_counter() - t0, "from_rank": source}
-        return step
+        if trainer.rank in receivers:
+            path = ckpt.checkpoint_root(trainer.run_dir) / ckpt.step_dir_name(decision.step)  # not --resume: that step
+            trainer.restore(path.name, lambda name: ckpt.load_part(path, name), "full")
+            self.received = {"via": "checkpoint", "seconds": time.perf_counter() - t0, "from_rank": source}
 
-    def _record_generation(self, decision, **times) -> None:
+    def _record(self, decision: Decision, **times) -> None:
         """One line per member and generation in ``DIR/elastic.jsonl``: the timeline's records."""
-        row = {"member": self.group.id, "generation": decision.generation, "rank": self.rank,
+        row = {"member": self.group.id, "generation": decision.generation, "rank": self.trainer.rank,
                "world_size": decision.world_size, "reason": decision.reason, "decided": decision.decided,
-               "attempt": self.attempt, "step": self.state.global_step, **times, "ready": time.time(),
-               "state": self._state_received}
-        self._state_received = None
-        with open(self.run_dir / "elastic.jsonl", "a") as f:
+               "attempt": self.trainer.attempt, "step": self.trainer.state.global_step, **times, "ready": time.time(),
+               "state": self.received}
+        self.received = None
+        with open(self.trainer.run_dir / "elastic.jsonl", "a") as f:
             f.write(json.dumps(row) + "\n")
 
 
-def run_member(cfg: TrainConfig, local_rank: int, report: Reporter) -> dict:
+def run_member(cfg: TrainConfig, settings: ElasticSettings, local_rank: int, report: Reporter) -> Outcome:
     """A member of an elastic group, started by torchrun (``--elastic-endpoint``): its rank and
     world size are the group's to decide, generation by generation, not torchrun's."""
-    from course_lib.ddp.launch import rank_setup
-
-    device, backend, timeout = rank_setup(cfg, local_rank, 1, ElasticTrainer)
-    group = ElasticGroup(cfg, backend, timeout)
+    device, backend, timeout = rank_setup(cfg, local_rank, 1, INVARIANT)
+    group = ElasticGroup(cfg, settings, backend, timeout)
     try:
-        return ElasticTrainer(cfg, device, report, group).train()
+        return Member(cfg, settings, group, device, report).run()
     except RunFinished as done:
         report.line(f"Not joining: {done}")
-        return {}
+        return Outcome.DONE
     finally:
         group.close()
         if dist.is_initialized():
