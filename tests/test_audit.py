@@ -78,12 +78,15 @@ def test_a_script_that_never_saves_gets_only_kills_and_preemptions():
 
 
 def test_findings_merge_one_per_kind_in_the_order_to_fix_them():
-    merged = merge([Finding("rng", {"fault": "a", "rngs": "x", "ranks": "rank 0", "how": ""}),
-                    Finding("optimizer", {"fault": "b", "resumed": 3}),
-                    Finding("rng", {"fault": "c", "rngs": "x", "ranks": "rank 0", "how": ""})])
+    first = {"kind": "sigkill", "at": 7, "rank": 1}
+    merged = merge([Finding("rng", {"fault": first, "rngs": ["rng.torch"], "ranks": "0"}),
+                    Finding("optimizer", {"fault": first, "resumed": 3}),
+                    Finding("rng", {"fault": {"kind": "sigterm", "at": 9, "rank": None}, "rngs": ["rng.torch"],
+                                    "ranks": "0"})])
     assert [f.kind for f in merged] == ["optimizer", "rng"]
-    assert merged[1].count == 2 and "after a," in merged[1].line
-    assert all(fix for kind, (_, fix) in FINDINGS.items() if kind not in ("not-delivered", "rng-unused"))
+    assert merged[1].count == 2
+    assert merged[1].line.startswith("after SIGKILL rank 1 at step 7, the state of torch's CPU RNG differs")
+    assert all(fix for kind, (_, fix) in FINDINGS.items() if Finding(kind).defect), "every defect says its fix"
 
 
 @pytest.fixture(scope="module")

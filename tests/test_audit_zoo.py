@@ -34,7 +34,7 @@ BROKEN = [
     ("no_optimizer_state", "optimizer", "sigkill@14", "optimizer state"),
     ("no_scheduler_state", "scheduler", "sigkill@14", "step 17 used learning rate 0.1 where the uninterrupted run used 0.05"),
     ("no_rng_state", "rng", "sigkill@14", "never restored"),
-    ("rng_reseeded", "rng", "sigkill@14", "seeded again"),
+    ("rng_reseeded", "rng-reseeded", "sigkill@14", "seeded again"),
     ("rng_rank0_only", "rng-rank", "sigkill@14:1", "differs on rank 1 and matches on rank 0"),
     ("set_epoch_missing", "set-epoch", "sigkill@14:1", "set_epoch is never called"),
     ("position_lost", "position", "sigkill@14", "step 11 trained the batch of step 1 again"),

@@ -16,6 +16,10 @@ RNG_NAMES = {"python": "Python's RNG (random)", "numpy": "NumPy's global RNG", "
 SAVE_RNG = ("save torch.get_rng_state() (and random.getstate(), np.random.get_state(), CUDA's) of every rank "
             "with the checkpoint and restore them before the next step")
 POSITION = "save the position within the epoch (the step) with the checkpoint and skip the batches already trained"
+ATOMIC = ("write the checkpoint to a temporary file, fsync it, then os.replace it over the old one (the previous "
+          "checkpoint stays valid until the new one is complete)")
+ORDER = ("restore the shuffle: a DataLoader generator's state (generator.get_state()), or sampler.set_epoch(epoch) "
+         "with the resumed epoch")
 
 # kind -> (line template, fix); in the order a person fixes them
 KINDS = {
@@ -23,8 +27,8 @@ KINDS = {
     "unseeded-init": ("parameters differ before the first step between two runs never interrupted: the model's "
                       "initialisation is not seeded", "call torch.manual_seed(seed) before building the model"),
     "unseeded-data": ("the batches of step {step} differ between two runs never interrupted: the data set or its "
-                      "order is not seeded{rngs}", "seed what builds and shuffles the data (torch.manual_seed, "
-                      "random.seed, np.random.seed, or a seeded DataLoader generator)"),
+                      "order is not seeded", "seed what builds and shuffles the data (torch.manual_seed, random.seed, "
+                      "np.random.seed, or a seeded DataLoader generator)"),
     "unseeded-rng": ("the state of {rngs} differs at step {step} between two runs never interrupted, with the same "
                      "parameters and batches", "seed every RNG a step draws from when the run starts"),
     "nondeterministic": ("{what} of step {step} differ between two runs never interrupted, with the same parameters, "
@@ -36,9 +40,12 @@ KINDS = {
                   "on rank {rank}): set_epoch is never called", "call sampler.set_epoch(epoch) at the start of each "
                   "epoch"),
     # (b) does it start again, and from where?
-    "not-atomic": ("after {fault}, the resumed run {what}: the checkpoint a crash cut half-way was the one "
-                   "it {needed}", "write the checkpoint to a temporary file, fsync it, then os.replace it over "
-                   "the old one (the previous checkpoint stays valid until the new one is complete)"),
+    "not-atomic": ("after {fault}, the resumed run did not start ({error}): the checkpoint a crash cut half-way "
+                   "was the one it read", ATOMIC),
+    "not-atomic-read": ("after {fault}, the resumed run could not read {target} ({error}): the checkpoint a crash cut "
+                        "half-way was the one it needed", ATOMIC),
+    "not-atomic-lost": ("after {fault}, the resumed run went on from step {resumed}, not from the checkpoint of step "
+                        "{newest}: the crash cut the checkpoint it overwrote", ATOMIC),
     "did-not-start": ("after {fault}, the resumed run did not start: {error}", "make the resume read only "
                       "complete checkpoints, and fix the error above"),
     "hung": ("{fault}: the run did not end within {seconds:.0f} s and was killed (a rank waiting for a dead "
@@ -53,7 +60,7 @@ KINDS = {
     "unaligned": ("after {fault}, the parameters the resumed run started from are no state of the "
                   "uninterrupted run", "load the model's state_dict from this run's checkpoint"),
     "sigterm-no-save": ("{fault} (a scheduler's preemption): the script stopped without saving; the resume went "
-                        "on from step {resumed}: {lost} trained again", "on SIGTERM set a flag; at the end "
+                        "on from step {resumed} (steps trained again: {lost})", "on SIGTERM set a flag; at the end "
                         "of the step save a checkpoint and exit"),
     "sigterm-ignored": ("{fault}: the script was still running {grace:.0f} s later and was killed",
                         "on SIGTERM set a flag; at the end of the step save a checkpoint and exit"),
@@ -64,7 +71,15 @@ KINDS = {
                   "save the LR scheduler's state_dict() with the checkpoint and load it back"),
     "hyper": ("after {fault}, the optimizer's settings (other than the learning rate) differ at step {step}",
               "restore the optimizer with load_state_dict, param groups included"),
-    "rng": ("after {fault}, the state of {rngs} differs at the first step after the resume ({ranks}){how}", SAVE_RNG),
+    "rng": ("after {fault}, the state of {rngs} differs at the first step after the resume (rank {ranks}): it was "
+            "never restored", SAVE_RNG),
+    "rng-reseeded": ("after {fault}, the state of {rngs} differs at the first step after the resume (rank {ranks}): "
+                     "it was seeded again after the checkpoint was loaded, instead of restored",
+                     "restore the saved RNG state (torch.set_rng_state) instead of seeding again"),
+    "rng-drawn": ("after {fault}, the state of {rngs} differs at the first step after the resume (rank {ranks}): it "
+                  "was restored, then drew again before the step (a DataLoader iterator draws one number from "
+                  "torch's RNG when it is created)", "restore the RNG last, right before the next step, or give the "
+                  "DataLoader a generator of its own"),
     "rng-rank": ("after {fault}, the state of {rngs} differs on rank {bad} and matches on rank {good}: not every "
                  "rank's RNG was saved and restored", "save and restore every rank's RNG state, each rank its own"),
     "position": ("after {fault}, the resumed run went back to the start of its epoch: step {step} trained the batch "
@@ -74,9 +89,11 @@ KINDS = {
               "from the next one (epoch + 1)"),
     "skip": ("after {fault}, the resumed run skipped {n} steps' batches: step {step} trained the batch of step "
              "{other}", POSITION),
-    "order": ("after {fault}, step {step} trained another batch than the uninterrupted run's{sampler}: the data "
-              "order was not restored", "restore the shuffle: a DataLoader generator's state "
-              "(generator.get_state()), or sampler.set_epoch(epoch) with the resumed epoch"),
+    "order": ("after {fault}, step {step} trained another batch than the uninterrupted run's: the data order was not "
+              "restored", ORDER),
+    "order-sampler": ("after {fault}, step {step} trained another batch than the uninterrupted run's (its "
+                      "DistributedSampler was at epoch {ours}, the uninterrupted run's at epoch {theirs}): the data "
+                      "order was not restored", ORDER),
     # (d) where it parted later
     "data-unseen": ("after {fault}, the gradients of step {step} differ while parameters, optimizer state, learning "
                     "rate and RNGs match: the data order or the position in the epoch (the audit saw no DataLoader)",
@@ -86,19 +103,25 @@ KINDS = {
                "generator of the script's own) or a nondeterministic kernel", "save every piece of state a step "
                "reads (model.state_dict() holds the buffers; a generator's get_state())"),
     # (e) the end
-    "steps": ("after {fault}, the resumed run took {ours} steps in all, the uninterrupted one {theirs}{why}",
+    "steps": ("after {fault}, the resumed run took {ours} steps in all, the uninterrupted one {theirs}",
               "resume at the step after the one saved, and end where the uninterrupted run ends"),
     "final": ("after {fault}, the final parameters differ from the uninterrupted run's", "see the lines above"),
-    "crashed": ("after {fault}, the resumed run ended with {how}: {error}", "fix the error above"),
+    "crashed": ("after {fault}, the resumed run ended with exit code {code}: {error}", "fix the error above"),
     # notes: nothing wrong with the script
-    "not-delivered": ("{fault} was not delivered: {why}", ""),
+    "undelivered-no-step": ("{fault} was not delivered: the attempt took no step (exit code {code})", ""),
+    "undelivered-no-save": ("{fault} was not delivered: rank {rank} made no torch.save after step {at} in that "
+                            "attempt", ""),
+    "undelivered-ended": ("{fault} was not delivered: the attempt ended at step {reached} (exit code {code})", ""),
     "rng-unused": ("the state of {rngs} differed after a resume, but nothing drew from it: the run stayed exact", ""),
 }
-NOTES = ("not-delivered", "rng-unused")
+NOTES = ("undelivered-no-step", "undelivered-no-save", "undelivered-ended", "rng-unused")
 
 
 @dataclass
 class Finding:
+    """One finding: its kind and the numbers of its line. Two values are data, not text, so that
+    a view can say them in another language: ``fault`` (the fault after which it was seen, as
+    :meth:`Fault.for_report` gives it) and ``rngs`` (the RNGs, ``["rng.torch", ...]``)."""
     kind: str
     values: dict = field(default_factory=dict)
     count: int = 1  # faults it was seen after
@@ -109,7 +132,16 @@ class Finding:
 
     @property
     def line(self) -> str:
-        return self.template.format(**self.values)
+        return self.render(self.template, describe_fault, rng_list)
+
+    def render(self, template: str, fault_text, rngs_text) -> str:
+        """``template`` filled with this finding's values, the fault and the RNGs said by the two functions."""
+        values = dict(self.values)
+        if isinstance(values.get("fault"), dict):
+            values["fault"] = fault_text(values["fault"])
+        if isinstance(values.get("rngs"), list):
+            values["rngs"] = rngs_text(values["rngs"])
+        return template.format(**values)
 
     @property
     def fix(self) -> str:
@@ -122,6 +154,15 @@ class Finding:
     def to_dict(self) -> dict:
         return {"kind": self.kind, "line": self.line, "fix": self.fix, "defect": self.defect, "count": self.count,
                 "values": self.values}
+
+
+def describe_fault(fault: dict) -> str:
+    """A fault (``kind``, ``at``, ``rank``), said as the report says it."""
+    who = "every rank" if fault["rank"] is None else f"rank {fault['rank']}"
+    at = fault["at"]
+    return {"sigkill": f"SIGKILL {who} at step {at}", "sigterm": f"SIGTERM {who} at step {at}",
+            "during-save": f"SIGKILL {who} half-way through the save after step {at}",
+            "after-save": f"SIGKILL {who} at step {at}, just after the save of step {at - 1}"}[fault["kind"]]
 
 
 def rng_list(names) -> str:

@@ -19,6 +19,8 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+from course_lib.audit.findings import describe_fault
+
 KINDS = ("sigkill", "sigterm", "during-save", "after-save")
 SAVE_KINDS = ("during-save", "after-save")
 
@@ -39,12 +41,11 @@ class Fault:
         """Where in the run it strikes, to order the faults of one run (a step's save follows it)."""
         return self.at + 0.25 if self.kind == "during-save" else self.at - 0.5
 
+    def for_report(self) -> dict:
+        return {"kind": self.kind, "at": self.at, "rank": self.rank}
+
     def describe(self) -> str:
-        who = "every rank" if self.rank is None else f"rank {self.rank}"
-        return {"sigkill": f"SIGKILL {who} at step {self.at}",
-                "sigterm": f"SIGTERM {who} at step {self.at}",
-                "during-save": f"SIGKILL {who} half-way through the save after step {self.at}",
-                "after-save": f"SIGKILL {who} at step {self.at}, just after the save of step {self.at - 1}"}[self.kind]
+        return describe_fault(self.for_report())
 
 
 def plan(steps: int, ranks: list[int], saves: dict[tuple[int, int], int], count: int, seed: int = 0,

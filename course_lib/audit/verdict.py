@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from course_lib.audit.attempt import Attempt
-from course_lib.audit.findings import Finding, rng_list
+from course_lib.audit.findings import Finding
 from course_lib.audit.judge import ORDER, Difference, Reference, Segment, compare_references, follow
 from course_lib.audit.plan import Fault
 
@@ -63,14 +63,14 @@ def judge_run(ref: Reference, faults: list[Fault], attempts: list[Attempt]) -> R
     of = {i: [s for s in segs if s.attempt == i] for i in range(len(attempts))}
     rows, findings, explained = [], [], False
     for i, fault in enumerate(faults[: len(attempts)]):
-        name = fault.describe()
+        name = fault.for_report()
         here, after = attempts[i], (attempts[i + 1] if i + 1 < len(attempts) else None)
         row = FaultRow(fault, any(p.fault for p in here.processes))
         rows.append(row)
         row.reached = max((s.reached for s in of[i] if s.reached is not None), default=None)
         if not row.delivered:
             if not (rows[:-1] and rows[-2].started is False):  # the run could not start again: this one was never due
-                findings.append(Finding("not-delivered", {"fault": name, "why": _undelivered(fault, here, of[i])}))
+                findings.append(_undelivered(fault, here, of[i]))
             continue
         row.after_parting = explained
         if here.timed_out and fault.kind != "sigterm":
@@ -85,8 +85,7 @@ def judge_run(ref: Reference, faults: list[Fault], attempts: list[Attempt]) -> R
             if after.exit_code != 0:
                 error = _load_error(after) or _last_error(after)
                 if fault.kind == "during-save":
-                    findings.append(Finding("not-atomic", {"fault": name, "what": f"did not start ({error})",
-                                                           "needed": "read"}))
+                    findings.append(Finding("not-atomic", {"fault": name, "error": error}))
                 else:
                     findings.append(Finding("did-not-start", {"fault": name, "error": error}))
                 explained = True
@@ -117,12 +116,12 @@ def _end(ref, faults, attempts, of, rows, findings, explained) -> RunVerdict:
     identical = bool(last) and all(s.process.final_params() is not None
                                    and s.process.final_params() == ref.final.get(s.rank) for s in last)
     tail = attempts[-1] if attempts else None
-    name = next((r.fault.describe() for r in reversed(rows) if r.delivered), "the faults")
+    name = next((r.fault for r in reversed(rows) if r.delivered), rows[-1].fault if rows else faults[0]).for_report()
     if tail is not None and tail.exit_code not in (0, None) and of[len(attempts) - 1] and not explained:
-        findings.append(Finding("crashed", {"fault": name, "how": tail.how, "error": _last_error(tail)}))
+        findings.append(Finding("crashed", {"fault": name, "code": tail.exit_code, "error": _last_error(tail)}))
         explained = True
     if steps is not None and steps != n and not explained:
-        findings.append(Finding("steps", {"fault": name, "ours": steps, "theirs": n, "why": _why_steps(ref, steps - n)}))
+        findings.append(Finding("steps", {"fault": name, "ours": steps, "theirs": n}))
         explained = True
     if not identical and not explained and steps is not None:
         findings.append(Finding("final", {"fault": name}))
@@ -130,7 +129,7 @@ def _end(ref, faults, attempts, of, rows, findings, explained) -> RunVerdict:
         unused = sorted({c for r in rows for c, ok in r.state.items() if c.startswith("rng.") and ok is False})
         findings = [f for f in findings if f.kind not in ("rng", "rng-rank")]
         if unused:
-            findings.append(Finding("rng-unused", {"rngs": rng_list(unused)}))
+            findings.append(Finding("rng-unused", {"rngs": unused}))
     return RunVerdict(rows, findings, steps, n, identical)
 
 
@@ -205,11 +204,10 @@ def _after_cut(fault: Fault, name: str, row: FaultRow, nxt: list[Segment], newes
     """A crash during a save: did the resume lose the checkpoint before it?"""
     errors = [e for s in nxt for e in s.process.of_type("load") if "error" in e]
     if errors:
-        return [Finding("not-atomic", {"fault": name, "what": f"could not read {errors[0]['target']} "
-                                       f"({errors[0]['error'][:120]})", "needed": "needed"})]
+        return [Finding("not-atomic-read", {"fault": name, "target": errors[0]["target"],
+                                            "error": errors[0]["error"][:120]})]
     if newest is not None and row.resumed_from < newest:
-        return [Finding("not-atomic", {"fault": name, "what": f"went on from step {row.resumed_from}, not from the "
-                                       f"checkpoint of step {newest}", "needed": "overwrote"})]
+        return [Finding("not-atomic-lost", {"fault": name, "resumed": row.resumed_from, "newest": newest})]
     return []
 
 
@@ -227,7 +225,7 @@ def _data(ref: Reference, name: str, seg: Segment, diff: Difference, total: int 
     other = ref.data_step(seg.rank, ours.get("data"), step)
     values = {"fault": name, "step": step}
     if other is None or other == step:
-        return Finding("order", {**values, "sampler": _sampler(ref, seg, step)})
+        return _order(ref, seg, step, values)
     values.update(other=other, n=abs(step - other))
     here, there = _pos(ours), _pos(ref.steps[seg.rank][step])
     if here == there:  # the right place in the epoch, another epoch's batch
@@ -236,7 +234,7 @@ def _data(ref: Reference, name: str, seg: Segment, diff: Difference, total: int 
         longer = total > ref.length(seg.rank) if total is not None else here == 1
         if longer and step - other == _pass_length(ref, seg.rank, other - here + 1):
             return Finding("epoch", values)
-        return Finding("order", {**values, "sampler": _sampler(ref, seg, step)})
+        return _order(ref, seg, step, values)
     if here is not None and there is not None and here > there:
         return Finding("skip", values)
     return Finding("position", values)
@@ -254,36 +252,31 @@ def _pass_length(ref: Reference, rank: int, step: int) -> int | None:
     return later[0] - step if later and step in starts else None
 
 
-def _sampler(ref: Reference, seg: Segment, step: int) -> str:
+def _order(ref: Reference, seg: Segment, step: int, values: dict) -> Finding:
+    """Another epoch's shuffle: with a DistributedSampler, the epochs it was set to, when they differ."""
     ours = [e["epoch"] for e in seg.process.of_type("sampler")]
     theirs = [e["epoch"] for p in ref.processes if p.rank == seg.rank for e in p.of_type("sampler") if e["k"] < step]
     if ours and theirs and ours[0] != theirs[-1]:
-        return f" (its DistributedSampler was at epoch {ours[0]}, the uninterrupted run's at epoch {theirs[-1]})"
-    return ""
+        return Finding("order-sampler", {"fault": values["fault"], "step": step, "ours": ours[0], "theirs": theirs[-1]})
+    return Finding("order", {"fault": values["fault"], "step": step})
 
 
 def _rng(name: str, nxt: list[Segment], rngs: list[str]) -> Finding:
     bad = sorted(s.rank for s in nxt if s.at_start and any(c in s.at_start.components for c in rngs))
     good = sorted(s.rank for s in nxt if s.rank not in bad)
     if bad and good:
-        return Finding("rng-rank", {"fault": name, "rngs": rng_list(rngs), "bad": _ranks(bad), "good": _ranks(good)})
+        return Finding("rng-rank", {"fault": name, "rngs": rngs, "bad": _ranks(bad), "good": _ranks(good)})
     events = [e for s in nxt for e in s.process.events if e.get("k") == 0]
     loaded = max((j for j, e in enumerate(events) if e["type"] == "load"), default=-1)
     which = {c.removeprefix("rng.") for c in rngs}
     reseeded = any(e["type"] == "seed" and e["which"] in which for e in events[loaded + 1:]) and loaded >= 0
     restored = any(e["type"] == "restore" and e["which"] in which for e in events)
-    if reseeded and not restored:
-        how = ": it was seeded again after the checkpoint was loaded, instead of restored"
-    elif restored:
-        how = (": it was restored, then drew again before the step (a DataLoader iterator draws one number from "
-               "torch's RNG when it is created; restore after it, or give the DataLoader a generator of its own)")
-    else:
-        how = ": it was never restored"
-    return Finding("rng", {"fault": name, "rngs": rng_list(rngs), "ranks": "rank " + _ranks(bad or good), "how": how})
+    kind = "rng-reseeded" if reseeded and not restored else "rng-drawn" if restored else "rng"
+    return Finding(kind, {"fault": name, "rngs": rngs, "ranks": _ranks(bad or good)})
 
 
 def _sigterm(fault: Fault, here: Attempt, nxt: list[Segment], reached: int | None) -> list[Finding]:
-    name = fault.describe()
+    name = fault.for_report()
     if here.timed_out:
         return [Finding("sigterm-ignored", {"fault": name, "grace": here.seconds})]
     signalled = [p for p in here.processes if p.fault]
@@ -293,32 +286,22 @@ def _sigterm(fault: Fault, here: Attempt, nxt: list[Segment], reached: int | Non
     if saved or not signalled or resumed is None:
         return []
     return [Finding("sigterm-no-save", {"fault": name, "resumed": resumed,
-                                        "lost": _steps(max(0, (reached or fault.at - 1) - resumed))})]
+                                        "lost": max(0, (reached or fault.at - 1) - resumed)})]
 
 
-def _undelivered(fault: Fault, here: Attempt, segs: list[Segment]) -> str:
+def _undelivered(fault: Fault, here: Attempt, segs: list[Segment]) -> Finding:
+    name = fault.for_report()
     if not segs:
-        return f"the attempt took no step ({here.how})"
+        return Finding("undelivered-no-step", {"fault": name, "code": here.exit_code})
     if fault.kind == "during-save":
-        return f"rank {fault.rank} made no torch.save after step {fault.at} in this attempt"
+        return Finding("undelivered-no-save", {"fault": name, "rank": fault.rank, "at": fault.at})
     reached = max((s.reached for s in segs if s.reached is not None), default=0)
-    return f"the attempt ended at step {reached} ({here.how})"
-
-
-def _why_steps(ref: Reference, extra: int) -> str:
-    passes = {_pass_length(ref, r, g) for r in ref.ranks for g in ref.steps[r]} - {None}
-    if extra > 0 and extra in passes:
-        return f": {extra} more, one epoch: the epoch it had saved was trained again"
-    return f": {abs(extra)} {'more' if extra > 0 else 'fewer'}"
+    return Finding("undelivered-ended", {"fault": name, "reached": reached, "code": here.exit_code})
 
 
 def _last_error(attempt: Attempt) -> str:
     lines = [ln for ln in attempt.tail().splitlines() if ln.strip()]
     return lines[-1].strip()[:200] if lines else attempt.how
-
-
-def _steps(n: int) -> str:
-    return f"{n} step" if n == 1 else f"{n} steps"
 
 
 def _ranks(ranks: list[int]) -> str:
@@ -341,9 +324,9 @@ def judge_references(a: list, b: list) -> list[Finding]:
         if diff.step == 1 and "params_before" in comps:
             return [Finding("unseeded-init", {})]
         if "data" in comps:
-            return [Finding("unseeded-data", {"step": diff.step, "rngs": f" ({rng_list(rngs)} differ)" if rngs else ""})]
+            return [Finding("unseeded-data", {"step": diff.step})]
         if rngs:
-            return [Finding("unseeded-rng", {"step": diff.step, "rngs": rng_list(rngs)})]
+            return [Finding("unseeded-rng", {"step": diff.step, "rngs": rngs})]
         what = ", ".join(comps)
         return [Finding("nondeterministic", {"step": diff.step, "what": what})]
     return _set_epoch(a)
