@@ -206,14 +206,14 @@ class TrainConfig:
         groups = {name: parser.add_argument_group(name) for name in GROUPS}
         for f in fields(cls):
             meta = f.metadata
-            default = f.default_factory() if f.default is dataclasses.MISSING else f.default
+            default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
             shown = " ".join(map(str, default)) if isinstance(default, list) else default
             help = meta.get("help", "")
             if "choices" in meta and f.name in LIST_FIELDS:  # a single value shows its choices as {a,b}
                 help += f" (one of: {', '.join(meta['choices'])})"
             help += f" (default: {'none' if shown in (None, '') else shown})"
             kw = {"default": None, "help": help, **({"choices": meta["choices"]} if "choices" in meta else {})}
-            group = groups.get(meta.get("group"), parser)
+            group = groups.get(meta.get("group", ""), parser)
             flag = "--" + f.name.replace("_", "-")
             metavar = meta.get("metavar") or ("N" if isinstance(default, int) else f.name.split("_")[-1].upper())
             if "choices" in meta and f.name not in LIST_FIELDS:

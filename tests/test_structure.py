@@ -1,5 +1,5 @@
 """The package's shape, checked: one-way imports (import-linter's contracts in pyproject.toml),
-the linter, a small top level, and a map whose every name exists."""
+the linter, the core's types (mypy), a small top level, and a map whose every name exists."""
 import importlib
 import re
 import subprocess
@@ -28,6 +28,14 @@ def test_imports_point_one_way_and_form_no_cycle():
 def test_ruff_finds_nothing():
     out = _run(sys.executable, "-m", "ruff", "check", "--no-cache", "course_lib", "tests", "bench", "tools", "kit.py")
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
+
+
+def test_the_core_type_checks():
+    """mypy on the core, as ``[tool.mypy]`` in pyproject.toml says (its files; torch and the other heavy
+    packages skipped, so it takes seconds)."""
+    out = _run(sys.executable, "-m", "mypy", "--config-file", str(REPO / "pyproject.toml"))
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
+    assert "Success" in out.stdout
 
 
 def test_the_top_level_is_small():

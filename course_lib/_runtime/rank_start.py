@@ -18,15 +18,18 @@ import multiprocessing
 import os
 import sys
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import timedelta
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn, cast
 
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
 from course_lib._runtime.portability import check_spawn_safe, start_method, tcpstore_uses_libuv
+
+if TYPE_CHECKING:
+    from multiprocessing.context import ForkContext, ForkServerContext, SpawnContext
 
 # what every process imports before its first step (each torch.optim optimizer imports
 # torch._dynamo, ~0.7 s): the forkserver imports them once, and each process is a fork of it
@@ -45,7 +48,7 @@ def _method(method: str, preload: list[str]) -> str:
 
 
 def start_ranks(worker: Callable, args: tuple, nprocs: int, method: str = "auto", env: dict | None = None,
-                preload: list[str] = ()):
+                preload: Sequence[str] = ()):
     """``worker(rank, *args)`` on ``nprocs`` new processes; returns torch's ``ProcessContext``
     (``join``, ``pids``, ``processes``) without waiting. ``method``: ``auto``, ``forkserver``
     or ``spawn``. ``worker`` must live in a module: it travels by name. The ranks get this
@@ -55,11 +58,12 @@ def start_ranks(worker: Callable, args: tuple, nprocs: int, method: str = "auto"
                               nprocs=nprocs, join=False, start_method=method)
 
 
-def start_process(target: Callable, args: tuple = (), method: str = "auto") -> multiprocessing.Process:
+def start_process(target: Callable, args: tuple = (), method: str = "auto") -> multiprocessing.process.BaseProcess:
     """``target(*args)`` in one new process, started as a rank is, with this process's
     environment; returns the started ``multiprocessing.Process`` (``join``, ``exitcode``: -9
     when a SIGKILL ended it). ``target`` must live in a module."""
-    proc = multiprocessing.get_context(_method(method, [target.__module__])).Process(
+    context = multiprocessing.get_context(_method(method, [target.__module__]))
+    proc = cast("ForkServerContext | SpawnContext | ForkContext", context).Process(
         target=_in_environment, args=(target, dict(os.environ), *args))
     proc.start()
     return proc
@@ -84,6 +88,7 @@ def load_module(path: str | Path) -> types.ModuleType:
     """Import a module from its file (in a rank: a learner's functions that a notebook cell
     defined, written to a file by :func:`course_lib.exercises.carry.write_module`)."""
     spec = importlib.util.spec_from_file_location(Path(path).stem, path)
+    assert spec is not None and spec.loader is not None  # a .py file (all callers pass one) always has both
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -40,7 +40,7 @@ def length_grouped_batches(lengths, batch_size: int, seed: int = 0, mega: int = 
     lengths = np.asarray(lengths)
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(lengths))
-    batches = []
+    batches: list[list[int]] = []
     for start in range(0, len(order), mega * batch_size):
         chunk = order[start:start + mega * batch_size]
         chunk = chunk[np.argsort(-lengths[chunk], kind="stable")]

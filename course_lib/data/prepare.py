@@ -13,6 +13,7 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, cast
 
 import torch
 
@@ -148,7 +149,7 @@ def prepare_imdb(
     test_text = [clean_text(t) for t in dsd["test"]["text"]]
     train_labels, test_labels = list(dsd["train"]["label"]), list(dsd["test"]["label"])
     train_ids, test_ids = list(dsd["train"]["id"]), list(dsd["test"]["id"])
-    info = {"provenance": dsd.provenance, "settings": settings}
+    info: dict[str, Any] = {"provenance": dsd.provenance, "settings": settings}
 
     if near_dup_threshold is not None:
         nd = find_near_duplicates(train_text + test_text, threshold=near_dup_threshold, progress=progress)
@@ -195,5 +196,5 @@ def prepared_for_rank(cfg, rank: int, data_file: str | None) -> PreparedData:
 
         where = [str(prepare_for(cfg, progress=True).path) if rank == 0 else None]
         dist.broadcast_object_list(where, src=0)
-        data_file = where[0]
+        data_file = cast(str, where[0])  # rank 0's path, now on every rank
     return PreparedData.load(data_file)

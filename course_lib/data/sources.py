@@ -299,6 +299,8 @@ def load_imdb(
         keep, _ = stratified_split(labels, test_fraction=1 - limit / len(texts), seed=seed + 1)
         texts, labels, ids = [texts[i] for i in keep], [labels[i] for i in keep], [ids[i] for i in keep]
 
+    train: dict[str, list]  # text, label, id
+    test: dict[str, list]
     if raw.test is None:
         tr, te = stratified_split(labels, test_fraction, seed)
         train = {"text": [texts[i] for i in tr], "label": [labels[i] for i in tr], "id": [ids[i] for i in tr]}

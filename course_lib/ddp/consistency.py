@@ -60,7 +60,7 @@ def check_ranks_agree(model: torch.nn.Module, world_size: int, run_dir: str | Pa
 
 def _explain_divergence(model: torch.nn.Module, world_size: int, run_dir: str | Path, rank: int) -> None:
     mine = {name: t.detach().cpu() for name, t in model.state_dict().items()}
-    theirs = [None] * world_size
+    theirs: list = [None] * world_size
     dist.all_gather_object(theirs, {"params": mine, "threads": torch.get_num_threads(),
                                     "grad_norms": {r["step"]: r["grad_norm"] for r in read_ledger(run_dir, rank)}})
     ref = theirs[0]

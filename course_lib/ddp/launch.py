@@ -20,6 +20,7 @@ own (``launch(cfg, reduction=...)``, see course_lib.beyond).
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import signal
@@ -132,9 +133,9 @@ def check_before_start(cfg: TrainConfig, reduction: Reduction = DDP_REDUCTION) -
     checks = [lambda: paths.output_dir(cfg.run_dir), lambda: _check_reduction(cfg, reduction),
               lambda: check_resume(cfg, reduction.invariant)]
     if cfg.data_path:
-        checks.append(lambda: paths.data_path(cfg.data_path))
+        checks.append(functools.partial(paths.data_path, cfg.data_path))
     if cfg.cache_dir:
-        checks.append(lambda: paths.output_dir(cfg.cache_dir, "--cache-dir"))
+        checks.append(functools.partial(paths.output_dir, cfg.cache_dir, "--cache-dir"))
     if cfg.kill_at_step:
         checks.append(lambda: portability.check_kill_modes(cfg.kill_mode))
     for check in checks:

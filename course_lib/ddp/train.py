@@ -34,7 +34,7 @@ from course_lib.checkpoint import resume as resuming
 from course_lib.checkpoint import store as ckpt
 from course_lib.checkpoint.faults import EXIT_PREEMPTED, FaultInjector, GracefulStop
 from course_lib.config import TrainConfig
-from course_lib.data.prepare import prepared_for_rank
+from course_lib.data.prepare import TokenSplit, prepared_for_rank
 from course_lib.ddp.consistency import check_ranks_agree
 from course_lib.ddp.evaluation import held_out_metrics
 from course_lib.ddp.models import build_model
@@ -83,8 +83,8 @@ class Training:
     """What a rank trains, whatever its place in the group: the data, the model, its optimizer and
     schedule, the loop's position, the SIGTERM flag, the background checkpoint writer. The
     trainers of a group that re-forms in one process share one (:class:`Trainer`'s ``training``)."""
-    train_data: object
-    test_data: object
+    train_data: TokenSplit
+    test_data: TokenSplit
     data_info: dict
     model: torch.nn.Module
     optimizer: torch.optim.Optimizer
@@ -211,6 +211,7 @@ class Trainer:
             batches = [self._batch(part) for part in self.gradients.parts(indices)]
             loss, global_loss = self.gradients.compute(self.state.global_step + 1, batches)
         else:
+            assert self.ddp is not None  # built in __init__ whenever there is no extension's gradient sync
             size = self.cfg.micro_batch or len(indices)
             parts = [indices[i:i + size] for i in range(0, len(indices), size)]
             loss, global_loss = 0.0, None
@@ -370,7 +371,7 @@ class Trainer:
     def resume(self) -> int | None:
         """``--resume``: nothing, the newest valid checkpoint (``auto``) or a named one; returns its
         step. Rank 0 chooses and tells the others (a collective): every rank resumes the same one."""
-        where = [None]
+        where: list[str | None] = [None]
         if self.rank == 0:
             ckpt.remove_stale_tmp(self.run_dir)  # leftovers of a crash mid-save, before anyone saves
             path = resuming.find_checkpoint(self.cfg, log=self.report.line)
@@ -381,7 +382,7 @@ class Trainer:
         path = Path(where[0])
         return self.restore(path.name, lambda name: ckpt.load_part(path, name))
 
-    def restore(self, source: str, read: Callable[[str], object], mode: str | None = None) -> int:
+    def restore(self, source: str, read: Callable[[str], dict], mode: str | None = None) -> int:
         """Put back the state that ``read(part name)`` gives (a checkpoint folder named ``source``,
         or an extension's live peer), after checking that it fits this run; returns its step."""
         mode = mode or self.cfg.resume_mode
