@@ -179,3 +179,20 @@ def test_a_fault_describes_itself():
     assert Fault("sigterm", 7, None).describe() == "SIGTERM every rank at step 7"
     assert Fault("after-save", 11, 1).describe() == "SIGKILL rank 1 at step 11, just after the save of step 10"
     assert Fault("during-save", 10, 0).for_probe() == {"mode": "during-save", "at": 10, "rank": 0, "nth": 0}
+
+
+def test_every_kind_of_finding_says_its_line_and_fix_in_chinese():
+    from course_lib.lab.audit_view import ZH, check_translations, fault_zh
+
+    assert check_translations() == []
+    for kind, (line, _fix) in ZH.items():
+        english = FINDINGS[kind][0]
+        assert set(_fields(line)) == set(_fields(english)), kind  # the same numbers, said in Chinese
+    assert fault_zh({"kind": "after-save", "at": 11, "rank": 1}) == "第 10 步刚保存完、第 11 步开始时 Rank 1 被 SIGKILL 杀掉"
+    assert fault_zh({"kind": "sigterm", "at": 7, "rank": None}) == "第 7 步开始时所有 Rank 收到 SIGTERM"
+
+
+def _fields(template: str) -> list[str]:
+    import string
+
+    return [name.split(":")[0] for _, name, _, _ in string.Formatter().parse(template) if name]

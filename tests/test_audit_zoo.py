@@ -16,6 +16,7 @@ import pytest
 from course_lib import cli
 from course_lib.audit import audit
 from course_lib.audit.plan import parse_fault
+from course_lib.lab.audit_view import audit_faults, audit_findings, audit_verdict
 
 pytestmark = pytest.mark.slow
 ZOO = Path(__file__).parent / "audit_zoo"
@@ -57,6 +58,10 @@ def test_the_audit_names_each_broken_scripts_defect(tmp_path, script, kind, faul
     assert report.exit_code == 1 and not report.exact
     saved = json.loads((tmp_path / "audit" / "report.json").read_text())
     assert saved["exit_code"] == 1 and saved["findings"][0]["kind"] == kind and saved["findings"][0]["fix"]
+    zh = audit_findings(report, lang="zh")  # the Chinese edition's table says every line in Chinese
+    assert zh.shape[0] == len(report.findings) and not any("after " in line for line in zh.iloc[:, 0])
+    assert all(cell.isascii() is False for cell in zh.iloc[:, 2] if cell != "-")
+    assert audit_verdict(report, "zh").startswith(("不是逐位相同", "不确定"))
 
 
 @pytest.mark.parametrize("script", CORRECT)
@@ -67,6 +72,9 @@ def test_the_correct_scripts_resume_exactly_over_20_faults(tmp_path, script):
     kinds = {row.fault.kind for run in report.runs for row in run.rows if row.delivered}
     assert kinds == {"sigkill", "sigterm", "during-save", "after-save"}
     assert not [f for f in report.findings if f.defect]
+    table = audit_faults(report, lang="zh")
+    assert len(table) == report.faults + sum(not row.delivered for run in report.runs for row in run.rows)
+    assert set(table["逐位相同"]) == {"是"} and audit_verdict(report, "zh").startswith("逐位相同")
 
 
 def test_the_command_line_says_exact_with_0_and_not_with_1(tmp_path, capsys):
