@@ -24,6 +24,8 @@ BENCHMARKS = {
     "pipeline": (["pipeline_bench.py"], 3),
     "notebook_times": (["notebook_times.py"], 35),
     "kit_commands": (["kit_commands.py"], 20),
+    "audit_overhead": (["audit_overhead.py"], 10),
+    "audit_zoo": (["audit_zoo.py"], 25),
 }
 
 

@@ -305,6 +305,29 @@ def save_interval(r: dict) -> tuple[list, list[str]]:
     return rows, plots
 
 
+def audit_overhead(r: dict) -> tuple[list, str]:
+    c = r["configs"]
+    rows = [(f"the kit's 2-rank `minilm` step watched by the audit's probe, digests every step ({r['rounds']} "
+             "interleaved rounds)", f"{c['every step']['vs_plain']:.3f}x plain ({c['every step']['step_seconds']:.2f} s "
+             f"vs {r['plain_step_seconds']:.2f} s)", "<= 1.10x", c["every step"]["vs_plain"] <= 1.10),
+            ("the same, digests every 10th step (`--every 10`)", f"{c['every 10th step']['vs_plain']:.3f}x plain",
+             "recorded", None)]
+    return rows, ""
+
+
+def audit_zoo(r: dict) -> tuple[list, str]:
+    rows = []
+    for name, s in r["scripts"].items():
+        if "error" in s:
+            rows.append((f"`{name}`", f"cannot audit: {s['error'][:80]}", "named", False))
+            continue
+        exact = name.startswith("correct") or name == "kit_trainer"
+        said = ", ".join(s["findings"]) or "exact"
+        rows.append((f"`{name}` ({s['faults']} faults, {s['seconds']:.0f} s)", said,
+                     "exact" if exact else "its defect named", (s["exit_code"] == 0) == exact))
+    return rows, ""
+
+
 SECTIONS = [("Station 1 · near-duplicate detection", "near_dup", near_dup),
             ("Station 2 · tokenizers and padding", "tokenizer", tokenizer),
             ("Station 3 · DDP scaling on CPU", "scaling", scaling),
@@ -316,6 +339,8 @@ SECTIONS = [("Station 1 · near-duplicate detection", "near_dup", near_dup),
             ("Stations 4 + 5 · how often to save, under real random failures", "save_interval", save_interval),
             ("Stations 1-5 · the main job", "pipeline", pipeline),
             ("The README's two commands and CI, on fresh clones", "kit_commands", kit_commands),
+            ("The audit · what watching a script costs", "audit_overhead", audit_overhead),
+            ("The audit · the zoo, the kit's trainer and the chapter's loop", "audit_zoo", audit_zoo),
             ("GPU check (`bench/gpu_check.sh`)", "gpu_check", gpu)]
 
 

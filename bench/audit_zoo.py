@@ -1,0 +1,65 @@
+"""The audit at its default settings on every script of the zoo (tests/audit_zoo/), on the kit's
+own trainer and on the chapter's loop: each one's verdict, the kinds it found, its faults and
+how long the audit took on this machine. The correct scripts and the kit's trainer are audited
+with 20 faults (in runs of 10), the rest with the defaults (8 faults, 2 a run). Writes
+``bench/results/audit_zoo.json``.
+
+    python bench/audit_zoo.py [--only NAME ...]
+"""
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from common import write
+
+from course_lib.audit import AuditError, audit
+
+ZOO = Path(__file__).resolve().parents[1] / "tests" / "audit_zoo"
+EXACT = {"correct_one_process", "correct_spawn_ddp", "correct_torchrun_ddp", "kit_trainer"}
+SPECIAL = {
+    "kit_trainer": [sys.executable, "-m", "course_lib", "train", "--run-dir", "{run}", "--world-size", "2",
+                    "--train-limit", "512", "--epochs", "3", "--save-every-steps", "4", "--embed-dim", "8",
+                    "--resume", "auto"],
+    "chapter_loop": [sys.executable, "-m", "course_lib.textbook", "--run-dir", "{run}", "--epochs", "4",
+                     "--save-interval", "1", "--train-reviews", "256", "--embed-dim", "8", "--resume", "auto"],
+}
+
+
+def command(name: str) -> list[str]:
+    if name in SPECIAL:
+        return SPECIAL[name]
+    path = str(ZOO / f"{name}.py")
+    if "torchrun" in name:
+        return [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", path,
+                "--out", "{run}"]
+    return [sys.executable, path, "--out", "{run}"]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--only", nargs="+")
+    a = ap.parse_args()
+    names = sorted(p.stem for p in ZOO.glob("*.py") if p.stem != "zoo_common") + list(SPECIAL)
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in a.only or names:
+            settings = {"faults": 20, "per_run": 10} if name in EXACT else {}
+            t0 = time.perf_counter()
+            try:
+                report = audit(command(name), out=Path(tmp) / name, progress=False, **settings)
+            except AuditError as err:
+                out[name] = {"error": str(err)}
+                continue
+            out[name] = {"verdict": report.verdict, "exit_code": report.exit_code, "faults": report.faults,
+                         "findings": [f.kind for f in report.findings if f.defect],
+                         "notes": [f.kind for f in report.findings if not f.defect],
+                         "first": report.findings[0].line if report.findings else None,
+                         "seconds": round(time.perf_counter() - t0, 1), "settings": settings or "default"}
+            print(f"{name}: {out[name]['verdict']} {out[name]['findings']} {out[name]['seconds']} s", flush=True)
+    write("audit_zoo", {"scripts": out})
+
+
+if __name__ == "__main__":
+    main()
