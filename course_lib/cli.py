@@ -132,13 +132,7 @@ def _cmd_audit(args) -> int:
 
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     resume = shlex.split(args.resume_command) if args.resume_command else None
-    from course_lib.audit.plan import parse_fault
-
-    try:
-        faults = [parse_fault(f) for f in args.fault] if args.fault else args.faults
-    except ValueError as err:
-        raise ConfigError(str(err)) from None
-    options = {"faults": faults, "per_run": args.per_run, "seed": args.seed, "kinds": tuple(args.kinds),
+    options = {"faults": args.fault or args.faults, "per_run": args.per_run, "seed": args.seed, "kinds": tuple(args.kinds),
                "every": args.every, "timeout": args.timeout, "grace": args.grace, "budget": args.budget}
     if args.each:
         from course_lib.audit.classroom import audit_each, classroom_text

@@ -24,7 +24,7 @@ from tqdm.auto import tqdm
 
 from course_lib.audit.attempt import Attempt, run_attempt, substitute
 from course_lib.audit.judge import Reference
-from course_lib.audit.plan import KINDS, Fault, given, plan
+from course_lib.audit.plan import KINDS, Fault, given, parse_fault, plan
 from course_lib.audit.records import alignment_table
 from course_lib.audit.report import Report
 from course_lib.audit.verdict import judge_references, judge_run
@@ -39,13 +39,14 @@ class AuditError(ConfigError):
 
 @dataclass
 class Settings:
-    """How an audit strikes. ``faults``: how many real faults (or the list of them, by hand),
+    """How an audit strikes. ``faults``: how many real faults, or the list of them by hand
+    (:class:`~course_lib.audit.plan.Fault` or ``"KIND@STEP[:RANK]"``, e.g. ``"sigkill@7:1"``),
     ``per_run`` of them in each interrupted run, chosen by ``seed`` among ``kinds``.
     ``every``: digest parameters, gradients and optimizer state every ``every`` steps (1: every
     step; the rest is recorded every step). ``timeout``: seconds one attempt may take (default:
     four times the uninterrupted run, at least a minute). ``grace``: seconds a script has after
     SIGTERM to save and leave. ``budget``: no new interrupted run starts after that many seconds."""
-    faults: int | list[Fault] = 8
+    faults: int | list[Fault | str] = 8
     per_run: int = 2
     seed: int = 0
     kinds: tuple[str, ...] = KINDS
@@ -55,6 +56,11 @@ class Settings:
     budget: float | None = None
 
     def __post_init__(self):
+        if isinstance(self.faults, list):
+            try:
+                self.faults = [f if isinstance(f, Fault) else parse_fault(f) for f in self.faults]
+            except ValueError as err:
+                raise AuditError(str(err)) from None
         unknown = sorted(set(self.kinds) - set(KINDS))
         if unknown or not self.kinds:
             raise AuditError(f"unknown fault kind(s) {unknown}; choose from {', '.join(KINDS)}")
