@@ -198,7 +198,7 @@ def _position_problem(got: list[int], saved: list[int], lang: str) -> str:
                      "个 epoch 的第 {t} 步）", e=got[0] + 1, s=got[1], te=saved[0] + 1, t=saved[1])
 
 
-def judge(ref: Path, run_dir: Path, exercise: str, kill_step: int, kill_mode: str, lang: str) -> dict:
+def judge(ref: Path, run_dir: Path, exercise: str, kill_step: int, kill_mode: str, lang: str) -> dict:  # noqa: C901 (one list of checks, in the order the verdict says them)
     """Pass (the resumed run is the run never interrupted, from the newest complete checkpoint)
     or :class:`Fail` naming the first divergent step and every missing piece of state."""
     cmp = compare_runs(ref, run_dir)

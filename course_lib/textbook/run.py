@@ -180,7 +180,7 @@ def checkpoint_contents(path: str | Path, lang: str | None = None) -> pd.DataFra
                         index=pd.Index(list(rows), name=("键" if zh else "key")))
 
 
-def run_book(run_dir: str | Path, epochs: int = 10, save_interval: int = 10, kill_at_step: int | None = None,
+def run_book(run_dir: str | Path, epochs: int = 10, save_interval: int = 10, kill_at_step: int | None = None,  # noqa: PLR0913 (a notebook's call: keyword knobs, each with a default)
              kill_rank: int = 1, kill_during_save: int | None = None, resume: str | None = None,
              dropout: float = 0.1, seed: int = 0, world_size: int = 2, show: str = "epochs",
              threads_per_rank: int | None = None, embed_dim: int = EMBED_DIM) -> BookRun:

@@ -111,12 +111,7 @@ def node_drill(cfg: TrainConfig, plan: list[tuple[str, int]], nodes: int = 2, re
     (see the module docstring). Returns
     node 0's exit code, the world size at the end, the summary, and per event the seconds from the
     node's death (or start) to the first step of the re-formed group. Used in notebook 05 (optional deep-dive B)."""
-    bad = [e for e, _ in plan if e not in EVENTS]
-    if bad:
-        raise ValueError(f"plan events must be one of {EVENTS}, got {bad}")
-    change = {"gain": 1, "lose": -1, "crash": 0}
-    if any(nodes + sum(change[e] for e, _ in plan[:i + 1]) < 1 for i in range(len(plan))):
-        raise ValueError("the plan loses node 0, which hosts the store the group agrees through")
+    _check_plan(plan, nodes)
     cfg = cfg.replace(resume="auto", reduction="invariant")
     run_dir = Path(cfg.run_dir)
     shutil.rmtree(run_dir, ignore_errors=True)  # a drill is a run of its own, from its first step
@@ -135,24 +130,14 @@ def node_drill(cfg: TrainConfig, plan: list[tuple[str, int]], nodes: int = 2, re
         for what, step in plan:
             _wait_for_step(cfg.run_dir, step, agents[0], deadline)
             if what == "lose":
-                node = max(n for n, a in agents.items() if a.poll() is None)
-                victim = agents.pop(node)
-                for pid in (*_children(victim.pid), victim.pid):  # the machine is gone: its worker and its agent
-                    os.kill(pid, signal.SIGKILL)
-                victim.wait()
-                events.append({"event": "lose", "node": node, "after_step": step,
-                               "time": _record(run_dir, event="lose", node=node, after_step=step)})
-            elif what == "crash":  # node 0's worker alone: its agent, which hosts the store, starts it again
-                for pid in _children(agents[0].pid):
-                    os.kill(pid, signal.SIGKILL)
-                events.append({"event": "crash", "node": 0, "after_step": step,
-                               "time": _record(run_dir, event="crash", node=0, after_step=step)})
-                _wait_for_world(cfg.run_dir, events[-1]["time"], len(agents), agents[0], deadline)
+                events.append(_lose_node(agents, run_dir, step))
+            elif what == "crash":
+                events.append(_crash_node_0(agents, run_dir, step, deadline))
             else:
-                node = started = started + 1  # a node of its own: a replacement machine, or the same one back
-                agents[node] = _start_node(cfg, node, port, reform, settings)
-                events.append({"event": "gain", "node": node, "after_step": step,
-                               "time": _record(run_dir, event="start", node=node, after_step=step)})
+                started += 1  # a node of its own: a replacement machine, or the same one back
+                agents[started] = _start_node(cfg, started, port, reform, settings)
+                events.append({"event": "gain", "node": started, "after_step": step,
+                               "time": _record(run_dir, event="start", node=started, after_step=step)})
         try:
             code = agents[0].wait(max(1.0, deadline - time.time()))
         except subprocess.TimeoutExpired:
@@ -167,6 +152,38 @@ def node_drill(cfg: TrainConfig, plan: list[tuple[str, int]], nodes: int = 2, re
         e["seconds_to_first_step"] = seconds_to_first_step(run_dir, e["time"])
     return {"exit_code": code, "world_size_at_end": summary.get("world_size"), "summary": summary, "events": events,
             "log": "\n".join(p.read_text() for p in sorted(run_dir.glob("elastic-node*.log")))}
+
+
+def _check_plan(plan: list[tuple[str, int]], nodes: int) -> None:
+    """Raises ValueError for an unknown event, or for a plan that would lose node 0."""
+    bad = [e for e, _ in plan if e not in EVENTS]
+    if bad:
+        raise ValueError(f"plan events must be one of {EVENTS}, got {bad}")
+    change = {"gain": 1, "lose": -1, "crash": 0}
+    if any(nodes + sum(change[e] for e, _ in plan[:i + 1]) < 1 for i in range(len(plan))):
+        raise ValueError("the plan loses node 0, which hosts the store the group agrees through")
+
+
+def _lose_node(agents: dict, run_dir: Path, step: int) -> dict:
+    """The plan's ``lose``: the newest live node is gone, its worker and its agent (SIGKILL); its event."""
+    node = max(n for n, a in agents.items() if a.poll() is None)
+    victim = agents.pop(node)
+    for pid in (*_children(victim.pid), victim.pid):  # the machine is gone: its worker and its agent
+        os.kill(pid, signal.SIGKILL)
+    victim.wait()
+    return {"event": "lose", "node": node, "after_step": step,
+            "time": _record(run_dir, event="lose", node=node, after_step=step)}
+
+
+def _crash_node_0(agents: dict, run_dir: Path, step: int, deadline: float) -> dict:
+    """The plan's ``crash``: node 0's worker alone (SIGKILL); its agent, which hosts the store, starts
+    it again. Returns the event once the whole group trains again."""
+    for pid in _children(agents[0].pid):
+        os.kill(pid, signal.SIGKILL)
+    event = {"event": "crash", "node": 0, "after_step": step,
+             "time": _record(run_dir, event="crash", node=0, after_step=step)}
+    _wait_for_world(str(run_dir), event["time"], len(agents), agents[0], deadline)
+    return event
 
 
 def first_step_after(run_dir: str | Path, since: float) -> tuple[float, int] | None:
