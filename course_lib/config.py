@@ -57,7 +57,8 @@ def option(default, group: str, help: str, choices: tuple = (), metavar: str = "
 
 @dataclass
 class TrainConfig:
-    """Used in notebook 03 (§4), notebook 04 (opening) and notebook 05 (opening)."""
+    """Every setting of a run, validated as it is built (:class:`ConfigError`, one line, for a
+    setting that cannot work). Notebook 03, §4; notebook 04 and notebook 05, their opening cells."""
     run_dir: str = option("runs/default", OUTPUT, "the run's folder: config, ledger, TensorBoard, checkpoints, final model")
     # model and data
     model: str = option("bag", DATA, "bag: word n-grams (seconds on CPU); transformer: small, from scratch; "
@@ -88,7 +89,7 @@ class TrainConfig:
     schedule_steps: int = option(0, OPTIM, "step at which the learning rate reaches 0; 0 = the run's planned end (fix "
                                  "it to extend a run bit-identically)")
     grad_clip: float = option(1.0, OPTIM, "clip the gradient norm to this value")
-    fused_adamw: bool = option(True, OPTIM, "AdamW in one pass over each tensor (~5x faster on CPU than foreach)")
+    fused_adamw: bool = option(True, OPTIM, "AdamW in one pass over each tensor (faster on CPU than foreach)")
     grad_bucket_view: bool = option(True, OPTIM, "gradients live in DDP's all-reduce buckets (no copy per step)")
     seed: int = option(0, OPTIM, "seed of the initial weights, the data order and dropout")
     # processes

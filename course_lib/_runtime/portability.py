@@ -18,8 +18,8 @@ documentation and issues, not measured by this project:
   (the kit's lives in :mod:`course_lib.ddp.launch`), and a script that launches at import time
   would launch again inside every rank: :func:`check_spawn_safe` says what to write instead.
 * **Starting ranks**: ``forkserver`` (Linux, macOS) forks each rank from a server process that
-  has imported torch once, so a rank starts in a fraction of a second instead of the ~1.5 s of
-  imports a fresh interpreter needs; Windows has only ``spawn``. :func:`start_method` chooses.
+  has imported torch once, so a rank starts without a fresh interpreter's imports
+  (``bench/results/start_method.json``); Windows has only ``spawn``. :func:`start_method` chooses.
 * A fixed ``MASTER_PORT`` still held by a live run, or by one a crashed cell left behind
   (pytorch/pytorch#126510), is answered in one line; without ``MASTER_PORT`` a free port is picked.
 """
@@ -145,8 +145,8 @@ def start_method(requested: str = "auto") -> str:
     ``forkserver`` where this platform has it, else ``spawn``.
 
     Why not always spawn, the chapter's way: a spawned rank is a fresh interpreter that imports
-    torch (~0.7 s here) and, through ``torch.optim``, ``torch._dynamo`` (~0.7 s) before its first
-    step, so a small run spends most of its time starting. A forkserver imports them once and
+    torch and, through ``torch.optim``, ``torch._dynamo`` before its first step, so a small run
+    spends most of its time starting (``bench/results/start_method.json``). A forkserver imports them once and
     forks every rank from that clean process (never from a notebook's kernel, whose threads a
     plain fork would copy mid-flight). The rank still re-imports ``__main__``, as under spawn."""
     have = multiprocessing.get_all_start_methods()

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from multiprocessing.context import ForkContext, ForkServerContext, SpawnContext
 
 # what every process imports before its first step (each torch.optim optimizer imports
-# torch._dynamo, ~0.7 s): the forkserver imports them once, and each process is a fork of it
+# torch._dynamo): the forkserver imports them once, and each process is a fork of it
 RANK_IMPORTS = ["torch._dynamo"]  # the callers add their worker's module and what it needs
 
 
@@ -74,10 +74,9 @@ def _in_the_launchs_environment(rank: int, worker: Callable, env: dict, *args) -
 
 
 def _in_environment(target: Callable, env: dict, *args) -> None:
-    # A fork shares the server's heap (torch and all) until a page is written. The garbage
-    # collector's first full pass writes to every inherited object's header, so the child copied
-    # the whole heap then: a 0.25-0.3 s stall in a small run's last step, wherever the pass fell
-    # (measured in a 1.9-2.1 s launch). Frozen objects are never scanned; the child's own still are.
+    # A fork shares the server's heap until a page is written; the garbage collector's first full
+    # pass writes to every inherited object's header, a stall in a small run (CONTRIBUTING). Frozen
+    # objects are never scanned; the child's own still are.
     gc.freeze()
     os.environ.clear()
     os.environ.update(env)

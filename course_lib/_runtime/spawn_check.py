@@ -21,7 +21,7 @@ def try_spawn(fn: Callable, nprocs: int = 2, timeout: float = 60) -> str:
     imports ``fn`` by name, so a function defined in a notebook cell (the kernel's
     ``__main__``) fails there, and the child's error goes to *its* stderr, not to the cell.
     This collects that stderr (the children inherit the parent's file descriptor 2, pointed at
-    a file while they start) and returns it with the parent's exception. Used in notebook 03 (§6)."""
+    a file while they start) and returns it with the parent's exception. Notebook 03, deep-dive C."""
     import tempfile
 
     with tempfile.TemporaryFile(mode="w+") as err:

@@ -52,7 +52,7 @@ class CheckpointError(RuntimeError):
 
 # --------------------------------------------------------------------------- paths
 def checkpoint_root(run_dir: str | Path) -> Path:
-    """Used in notebook 04 (§4)."""
+    """``DIR/checkpoints``, where a run's checkpoint folders live. Notebook 04, §4."""
     return Path(run_dir) / "checkpoints"
 
 
@@ -101,8 +101,7 @@ def _sha256(path: Path) -> str:
 @contextlib.contextmanager
 def _no_zip_crc():
     """``torch.save`` without its per-record zip CRC32: the manifest's sha256 already guards
-    every byte, and the CRC cost as much CPU again as the rest of the serialisation (0.072 s vs
-    0.030 s for the 59 MB pipeline state), CPU the background writer takes from training."""
+    every byte, and the CRC doubled the serialisation's CPU (CONTRIBUTING)."""
     get = getattr(torch.serialization, "get_crc32_options", None)  # torch >= 2.6
     if get is None:
         yield
@@ -267,7 +266,8 @@ def verify(path: str | Path) -> tuple[bool, str]:
 
 
 def latest_valid(run_dir: str | Path, log: Callable[[str], None] | None = print) -> Path | None:
-    """The newest checkpoint that verifies; every newer one that does not is reported. Used in notebook 04 (§3)."""
+    """The newest checkpoint of ``run_dir`` that verifies, or ``None``; every newer one that does not
+    is reported through ``log``. Notebook 04, §3 and deep-dive B."""
     for path in reversed(list_checkpoints(run_dir)):
         ok, reason = verify(path)
         if ok:

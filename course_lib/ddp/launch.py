@@ -227,7 +227,7 @@ def launch(cfg: TrainConfig, quiet: bool = False, on_start: Callable[[list[int]]
     ``launched_at`` (default: now) is when this start began, for the restart cost that
     ``attempts.jsonl`` records (the command line passes its own start time). ``reduction``: how
     the ranks train (default DDP; an extension's for another ``cfg.reduction``).
-    Used in notebook 03 (§4) and notebook 04 (§2).
+    Notebook 03, §4-5 and deep-dive D; notebook 04, §2.
     """
     launched = repr(launched_at or time.time())  # for these ranks only: a torchrun started later must not read it
     portability.check_spawn_safe()  # before anything is written (starting the ranks asks again)

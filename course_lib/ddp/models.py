@@ -88,7 +88,7 @@ class MiniLMClassifier(nn.Module):
 
 def build_model(name: str, vocab_size: int, max_length: int = 512, **kw) -> nn.Module:
     """One constructor for the three models (``kw`` goes to the model's own constructor).
-    Used in notebook 03 (exercises)."""
+    Notebook 03 (exercises)."""
     if name == "bag":
         return BagOfNgrams(vocab_size, **kw)
     if name == "transformer":
