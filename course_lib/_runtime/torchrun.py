@@ -27,7 +27,7 @@ def torchrun_parts(cfg: TrainConfig, nnodes: int = 1, nproc_per_node: int = 2, n
 def torchrun_command(cfg: TrainConfig, nnodes: int = 1, nproc_per_node: int = 2, node_rank: int | str = 0,
                      master_addr: str = "127.0.0.1", master_port: int = 29500, max_restarts: int = 0) -> str:
     """The shell command of :func:`torchrun_parts` (run it on every node with its own ``node_rank``).
-    Notebook 03, §8."""
+    Notebook 03, §6."""
     env, argv = torchrun_parts(cfg, nnodes, nproc_per_node, node_rank, master_addr, master_port, max_restarts)
     return shell_line(env, argv)
 

@@ -66,7 +66,7 @@ ZH = {
     "rng-reseeded": ("{fault}后，续训的第一步时{rngs}的状态不同（Rank {ranks}）：加载检查点之后又重新设了种子，而不是恢复保存的状态",
                      "恢复保存的随机数生成器状态（torch.set_rng_state），不要重新设种子"),
     "rng-drawn": ("{fault}后，续训的第一步时{rngs}的状态不同（Rank {ranks}）：恢复之后、这一步之前又抽取了随机数"
-                  "（DataLoader 的迭代器创建时会从 torch 的随机数生成器抽一个数）",
+                  "（每次 `iter(loader)` 都会从 torch 的随机数生成器抽一个数）",
                   "最后再恢复随机数生成器，紧挨着下一步；或者给 DataLoader 一个它自己的生成器"),
     "rng-rank": ("{fault}后，{rngs}的状态在 Rank {bad} 上不同、在 Rank {good} 上相同：并不是每个 Rank 的随机数生成器都保存并恢复了",
                  "每个 Rank 各自保存、恢复自己的随机数生成器状态"),

@@ -1,4 +1,4 @@
-"""An elastic group's settings and torchrun command lines (notebook 05, optional deep-dive B;
+"""An elastic group's settings and torchrun command lines (notebook 05, optional deep-dive C;
 :mod:`course_lib.beyond.elastic.drill` runs them).
 
 An elastic group (``nnodes="1:2"``): torch's c10d rendezvous at ``master_addr:master_port``,
@@ -107,6 +107,6 @@ def elastic_parts(cfg: TrainConfig, nproc_per_node: int = 1, node_rank: int | st
 def elastic_command(cfg: TrainConfig, nproc_per_node: int = 1, node_rank: int | str = 0, master_addr: str = "127.0.0.1",
                     master_port: int = 29500, max_restarts: int = 3, reform: str = "in-process",
                     settings: ElasticSettings = ElasticSettings()) -> str:
-    """The shell command of :func:`elastic_parts`. Notebook 05, optional deep-dive B."""
+    """The shell command of :func:`elastic_parts`. Notebook 05, optional deep-dive C."""
     return shell_line(*elastic_parts(cfg, nproc_per_node, node_rank, master_addr, master_port, max_restarts, reform,
                                      settings))

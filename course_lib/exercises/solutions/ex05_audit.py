@@ -10,7 +10,7 @@ def save_checkpoint(path, model, optimizer, scheduler, epoch, step):
     # the schedule, the RNG (dropout), the step within the epoch. Written atomically: a temporary
     # file, fsynced, then renamed over the old checkpoint, which stays valid until then.
     # 下一步要读的一切：本章的模型和优化器，加上它漏掉的：学习率调度、随机数生成器（dropout）、epoch 内的步。
-    # 原子地写入：先写临时文件并 fsync，再改名覆盖旧检查点；在那之前旧检查点一直有效。
+    # 原子地写入：先写临时文件并 fsync，再用原子重命名覆盖旧检查点；在那之前旧检查点一直有效。
     state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
              "rng": torch.get_rng_state(), "epoch": epoch, "step": step}
     tmp = path + ".tmp"
