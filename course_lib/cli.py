@@ -248,7 +248,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="ddp: DDP's all-reduce, the chapter's; invariant: the kit's world-size-invariant reduction, "
                         "whose survivors save the last finished step when a rank is killed (course_lib.beyond)")
     t = command("train", _cmd_train)
-    TrainConfig.add_arguments(t)
+    TrainConfig.add_arguments(t, choices={"reduction": REDUCTION_NAMES})
     _elastic_options(t)
     c = command("compare", _cmd_compare)
     c.add_argument("run_a", help="a run directory")

@@ -11,7 +11,6 @@ from pathlib import Path
 
 RESUME_MODES = ("full", "weights-only", "no-rng", "epoch-start")
 KILL_MODES = ("sigkill", "sigterm", "during-save")
-REDUCTIONS = ("ddp", "invariant")
 
 # keys that change what a checkpoint *is*; a resume with other values here is refused
 SHAPE_KEYS = ("model", "tokenizer", "max_length", "embed_dim", "global_batch_size", "train_limit", "data_source", "seed")
@@ -79,10 +78,9 @@ class TrainConfig:
     max_steps: int = option(0, OPTIM, "stop after N optimizer steps; 0 = the epochs decide")
     global_batch_size: int = option(64, OPTIM, "reviews per optimizer step, over all ranks (divisible by the world size)")
     micro_batch: int = option(0, OPTIM, "reviews per forward/backward pass, accumulated to the batch; 0 = a rank's whole "
-                              "share (invariant: the global batch / 4)")
-    reduction: str = option("ddp", OPTIM, "how gradients are summed; ddp: DDP's all-reduce (the chapter's); invariant: "
-                            "one fixed order, the same bits on any world size (resumes on another --world-size, "
-                            "elastic groups, the survivors' save; course_lib.beyond)", REDUCTIONS)
+                              "share (or the reduction's own layout)")
+    reduction: str = option("ddp", OPTIM, "how the ranks' gradients are summed: ddp, DDP's all-reduce (the chapter's), "
+                            "or an extension's (see course_lib.beyond)")
     lr: float = option(5e-3, OPTIM, "peak learning rate of AdamW")
     weight_decay: float = option(0.01, OPTIM, "AdamW's weight decay")
     warmup_steps: int = option(50, OPTIM, "steps of linear warm-up before the linear decay to 0")
@@ -97,7 +95,7 @@ class TrainConfig:
     backend: str = option("auto", PROCS, "process-group backend; auto: nccl with GPUs, else gloo", ("auto", "gloo", "nccl"))
     device: str = option("auto", PROCS, "auto: one GPU per rank when there are GPUs, else the CPU", ("auto", "cpu", "cuda"))
     precision: str = option("fp32", PROCS, "bf16: autocast for GPUs (weights and optimizer stay fp32)", ("fp32", "bf16"))
-    threads_per_rank: int = option(0, PROCS, "intra-op threads per rank; 0 = cores // ranks (invariant: 1)")
+    threads_per_rank: int = option(0, PROCS, "intra-op threads per rank; 0 = cores // ranks (or the reduction's own)")
     start_method: str = option("auto", PROCS, "how launch() starts its ranks; spawn: a fresh interpreter each (~2 s of "
                                "imports); forkserver: a fork of a server that imported torch once; auto: forkserver "
                                "where the OS has it, else spawn", ("auto", "forkserver", "spawn"))
@@ -149,8 +147,6 @@ class TrainConfig:
             problems.append(f"global_batch_size {self.global_batch_size} must be divisible by world_size {self.world_size}")
         if self.resume_mode not in RESUME_MODES:
             problems.append(f"resume_mode must be one of {RESUME_MODES} (got {self.resume_mode!r})")
-        if self.reduction not in REDUCTIONS:
-            problems.append(f"reduction must be one of {REDUCTIONS} (got {self.reduction!r})")
         if self.precision not in ("fp32", "bf16"):
             problems.append(f"precision must be 'fp32' or 'bf16' (got {self.precision!r})")
         return problems
@@ -207,13 +203,14 @@ class TrainConfig:
 
     # ------------------------------------------------------------------ command line
     @classmethod
-    def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
+    def add_arguments(cls, parser: argparse.ArgumentParser, choices: dict[str, tuple] | None = None) -> None:
         """One ``--kebab-case`` option per field, typed from its default, documented from its
-        metadata, in the groups of :data:`GROUPS`. Defaults stay ``None`` in the namespace, so
+        metadata, in the groups of :data:`GROUPS`; ``choices`` adds the choices a front door
+        knows (an extension's ``--reduction``). Defaults stay ``None`` in the namespace, so
         :meth:`from_args` knows which options were given."""
         groups = {name: parser.add_argument_group(name) for name in GROUPS}
         for f in fields(cls):
-            meta = f.metadata
+            meta = {**f.metadata, **({"choices": choices[f.name]} if choices and f.name in choices else {})}
             default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
             shown = " ".join(map(str, default)) if isinstance(default, list) else default
             help = meta.get("help", "")

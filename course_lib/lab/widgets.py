@@ -16,8 +16,9 @@ import ipywidgets as W
 import matplotlib.pyplot as plt
 from IPython.display import Image, display
 
+from course_lib.beyond import REDUCTION_NAMES
 from course_lib.checkpoint.faults import kill
-from course_lib.config import KILL_MODES, REDUCTIONS, RESUME_MODES, TrainConfig
+from course_lib.config import KILL_MODES, RESUME_MODES, TrainConfig
 from course_lib.lab import drills, plots
 from course_lib.lab.i18n import resolve, tr
 from course_lib.lab.tables import format_report
@@ -67,7 +68,7 @@ class InterruptionLab:
         self.world_size = W.Dropdown(options=[2, 1], value=2, description=tr("world size", lang))
         self.resume_on = W.Dropdown(options=[(tr("same ranks", lang), 0), (tr("1 rank", lang), 1),
                                              (tr("2 ranks", lang), 2)], value=0, description=tr("resume on", lang))
-        self.reduction = W.Dropdown(options=REDUCTIONS, value="ddp", description=tr("reduction", lang))
+        self.reduction = W.Dropdown(options=REDUCTION_NAMES, value="ddp", description=tr("reduction", lang))
         self.run_length = W.IntSlider(value=run_length, min=10, max=200, step=10, description=tr("run length", lang))
         self.kill_button = W.Button(description=tr("kill now", lang), button_style="danger", icon="bolt", disabled=True)
         self.progress = W.IntProgress(value=0, min=0, max=3, description=tr("idle", lang))
