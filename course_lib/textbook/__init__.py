@@ -14,72 +14,30 @@ epochs, ``resume_training``), with the choices the chapter leaves open made by t
 * :mod:`.observer`: the kit's thin observer inside it (ledger rows, planned faults, summary);
 * :mod:`.run`: :func:`run_book`, the spawn of the book's worker on real processes;
 * :mod:`.lessons`: :func:`what_the_book_loses` and :func:`crash_during_save`, the book's run
-  against the kit's under the same real kills, judged by ``compare_runs``.
+  against the kit's under the same real kills, judged by ``compare_runs``;
+* :mod:`.reconstruction`: what the reconstruction does where the chapter's template is not this;
+* ``python -m course_lib.textbook``: the chapter's loop as a script (what ``audit`` judges).
 """
-import pandas as pd
+import importlib
 
-from course_lib.lab import i18n
-from course_lib.textbook.book import evaluate, resume_training, train
-from course_lib.textbook.lessons import crash_during_save, what_the_book_loses
-from course_lib.textbook.run import BookRun, checkpoint_contents, checkpoints, run_book
-
-# (what, the chapter, this reconstruction, why): each as (English, Chinese). "The chapter" is what
-# the chapter's summary says; where it says nothing, so does this column.
-DEVIATIONS = (
-    (("data", "数据"),
-     ("an example model on toy data (11.2-11.4); IMDB through datasets and a tokenizer (11.5)",
-      "示例模型加玩具数据（11.2-11.4）；11.5 用 datasets 加分词器读 IMDB"),
-     ("1,024 real IMDB reviews, cleaned, deduplicated and tokenized by station 2's prepare_imdb",
-      "1,024 条真实的 IMDB 影评，由第 2 站的 prepare_imdb 清洗、去重、分词"),
-     ("real text, offline; 16 steps an epoch on 2 ranks, as the chapter's output shows",
-      "真实文本，离线可用；2 个 Rank 上每个 epoch 16 步，与原书输出一致")),
-    (("model", "模型"),
-     ("an example model; part of 11.5's code is printed as images", "示例模型；11.5 的部分代码以图片呈现"),
-     ("the kit's bag of word n-grams (build_model('bag'))", "本套件的词 n-gram 袋模型（build_model('bag')）"),
-     ("trains in seconds on a CPU; the kit's trainer uses it too, so runs compare",
-      "在 CPU 上几秒就能训练；本套件的训练循环也用它，训练之间才能比较")),
-    (("dropout", "dropout"),
-     ("not stated", "未说明"),
-     ("0.1", "0.1"),
-     ("randomness in every step, so a resume has an RNG state to lose (station 5)",
-      "每一步都有随机性，续训才有随机数生成器状态可丢（第 5 站）")),
-    (("batching", "批次"),
-     ("a DataLoader over a DistributedSampler", "DataLoader 配 DistributedSampler"),
-     ("the same, 32 reviews per rank and step, each batch padded by the kit's pad_batch",
-      "同样如此，每个 Rank 每步 32 条，每个批次由本套件的 pad_batch 填充"),
-     ("station 2's dynamic padding and attention_mask", "第 2 站的动态填充和注意力掩码")),
-    (("optimizer", "优化器"),
-     ("an optimizer whose state the checkpoint saves", "一个优化器，检查点保存它的状态"),
-     ("AdamW at a fixed 5e-3, no schedule", "AdamW，固定学习率 5e-3，没有学习率调度"),
-     ("the simplest choice that trains this model", "能把这个模型训练起来的最简单的选择")),
-    (("split and score", "划分与评估"),
-     ("Test Accuracy on IMDB's test set (89.15% in 11.5)", "在 IMDB 测试集上的 Test Accuracy（11.5：89.15%）"),
-     ("the chapter's line, on the kit's held-out 20% of IMDB's training split",
-      "原书的那一行输出，算在本套件从 IMDB 训练集留出的 20% 上"),
-     ("the offline copy of IMDB has no test split (station 1)", "离线的 IMDB 副本没有测试集（第 1 站）")),
-    (("printed losses", "打印的损失"),
-     ("1.2345 and 1.3456 in epoch 1, 0.2345 and 0.3456 in epoch 10: digits that read as illustrative, "
-      "not measured", "第 1 个 epoch 1.2345 和 1.3456，第 10 个 epoch 0.2345 和 0.3456：看上去是示意的数字，"
-                      "不是实测"),
-     ("measured, about 0.69 = ln 2 at first (two labels, a model that starts by guessing)",
-      "实测值，开头约 0.69 = ln 2（两个标签，模型一开始等于在猜）"),
-     ("the chapter's numbers are not a run to compare with", "原书的数字不是一次可以拿来比较的训练")),
-    (("the kit's lines", "本套件加的几行"),
-     ("none", "无"),
-     ("four lines marked # kit: the ledger, the planned kills, the summary", "标着 # kit 的四行：训练账本、计划的中断、汇总"),
-     ("so compare can judge a book run; they change nothing it computes",
-      "让 compare 能评判原书代码的训练；它们不改变任何计算结果")),
-)
+# name -> the module that holds it, imported when first asked for: a rank that imports
+# ``course_lib.textbook.book`` (the chapter's worker) need not import pandas and the lessons
+_HOME = {"train": "book", "resume_training": "book", "evaluate": "book", "run_book": "run", "BookRun": "run",
+         "checkpoints": "run", "checkpoint_contents": "run", "what_the_book_loses": "lessons",
+         "crash_during_save": "lessons", "DEVIATIONS": "reconstruction", "deviations": "reconstruction"}
+_MODULES = ("book", "observer", "run", "lessons", "reconstruction")
 
 
-def deviations(lang: str | None = None) -> pd.DataFrame:
-    """Every choice the reconstruction makes where the chapter's template is not this: what the
-    chapter has, what :mod:`.book` does, and why. Used in notebook 03 (§2)."""
-    pick = 1 if i18n.resolve(lang) == "zh" else 0
-    columns = [("the chapter", "本章"), ("this reconstruction", "这里的重建"), ("why", "为什么")]
-    return pd.DataFrame([[cell[pick] for cell in row[1:]] for row in DEVIATIONS],
-                        index=pd.Index([row[0][pick] for row in DEVIATIONS]), columns=[c[pick] for c in columns])
+def __getattr__(name: str):
+    if name in _MODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    if name in _HOME:
+        return getattr(importlib.import_module(f"{__name__}.{_HOME[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["train", "resume_training", "evaluate", "run_book", "BookRun", "checkpoints", "checkpoint_contents",
-           "what_the_book_loses", "crash_during_save", "DEVIATIONS", "deviations"]
+def __dir__() -> list[str]:
+    return sorted([*_HOME, *_MODULES])
+
+
+__all__ = list(_HOME)
