@@ -26,14 +26,16 @@ def command(script: str) -> list[str]:
     """How a user starts the zoo's ``script`` (torchrun for the torchrun one)."""
     path = str(ZOO / f"{script}.py")
     if "torchrun" in script:
-        return [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", path, "--out", "{run}"]
+        return [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", path,
+                "--out", "{run}"]
     return [sys.executable, path, "--out", "{run}"]
 
 
 # script, the finding it must get (the only defect named), the fault that reaches it, words of its line
 BROKEN = [
     ("no_optimizer_state", "optimizer", "sigkill@14", "optimizer state"),
-    ("no_scheduler_state", "scheduler", "sigkill@14", "step 17 used learning rate 0.1 where the uninterrupted run used 0.05"),
+    ("no_scheduler_state", "scheduler", "sigkill@14",
+     "step 17 used learning rate 0.1 where the uninterrupted run used 0.05"),
     ("no_rng_state", "rng", "sigkill@14", "never restored"),
     ("rng_reseeded", "rng-reseeded", "sigkill@14", "seeded again"),
     ("rng_rank0_only", "rng-rank", "sigkill@14:1", "differs on rank 1 and matches on rank 0"),

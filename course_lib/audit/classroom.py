@@ -22,7 +22,8 @@ def scripts_of(pattern: str) -> list[Path]:
     found = sorted(path.glob("*.py")) if path.is_dir() else sorted(Path(p) for p in glob.glob(pattern))
     found = [p for p in found if p.is_file() and not p.name.startswith("_")]
     if not found:
-        raise AuditError(f"--each {pattern} names no script: give a folder of .py files or a pattern like 'submissions/*.py'")
+        raise AuditError(f"--each {pattern} names no script: give a folder of .py files or a pattern like "
+                         "'submissions/*.py'")
     return found
 
 

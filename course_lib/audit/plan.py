@@ -80,15 +80,21 @@ def plan(steps: int, ranks: list[int], saves: dict[tuple[int, int], int], count:
 def _deal(faults: list[Fault], per_run: int) -> list[list[Fault]]:
     """Faults in runs of at most ``per_run``, dealt in turn so that each run's span the whole
     run; within a run each strikes a later step than the one before (a resumed run goes on after
-    the step it saved, so a second fault at that step could not strike)."""
+    the step it saved, so a second fault at that step could not strike), two steps later after a
+    SIGTERM (a script that finishes its step before it saves has gone one step further)."""
     runs: list[list[Fault]] = [[] for _ in range(-(-len(faults) // max(1, per_run)))]
     for i, fault in enumerate(faults):
         order = runs[i % len(runs):] + runs[:i % len(runs)]
-        home = next((r for r in order if len(r) < per_run and (not r or r[-1].at < fault.at)), None)
+        home = next((r for r in order if len(r) < per_run and (not r or _after(r[-1]) < fault.at)), None)
         if home is None:
             runs.append(home := [])
         home.append(fault)
     return [r for r in runs if r]
+
+
+def _after(fault: Fault) -> int:
+    """The last step a run struck by ``fault`` may have gone past when it resumes."""
+    return fault.at + (fault.kind == "sigterm")
 
 
 def parse_fault(text: str) -> Fault:

@@ -12,7 +12,7 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from course_lib.audit.findings import Finding, merge
+from course_lib.audit.findings import NOTES, Finding, merge
 from course_lib.audit.verdict import STATE, RunVerdict
 
 EXACT, NOT_EXACT, BAD_INPUT = 0, 1, 2
@@ -30,12 +30,16 @@ class Report:
     habits: list[Finding]                # what the uninterrupted run itself shows (set_epoch)
     runs: list[RunVerdict] = field(default_factory=list)
     planned_runs: int = 0
+    carried: int = 0                     # faults a run went past, dealt again to a fresh run
     seconds: float = 0.0
 
     @property
     def findings(self) -> list[Finding]:
         """Every finding, one per kind, in the order to fix them."""
-        return merge([*self.deterministic, *self.habits, *(f for r in self.runs for f in r.findings)])
+        struck = [row.fault.for_report() for r in self.runs for row in r.rows if row.delivered]
+        later = [f for r in self.runs for f in r.findings  # a note on a fault that struck in a later run is moot
+                 if not (f.kind in NOTES and f.values.get("fault") in struck)]
+        return merge([*self.deterministic, *self.habits, *later])
 
     @property
     def faults(self) -> int:
@@ -64,7 +68,8 @@ class Report:
     def to_dict(self) -> dict:
         return {"command": self.command, "resume_command": self.resume_command, "seed": self.seed,
                 "reference": self.reference, "exact": self.exact, "exit_code": self.exit_code, "verdict": self.verdict,
-                "faults_delivered": self.faults, "runs_planned": self.planned_runs, "seconds": round(self.seconds, 1),
+                "faults_delivered": self.faults, "runs_planned": self.planned_runs, "faults_dealt_again": self.carried,
+                "seconds": round(self.seconds, 1),
                 "findings": [f.to_dict() for f in self.findings],
                 "runs": [{"exact": r.exact, "steps": r.steps, "reference_steps": r.reference_steps,
                           "final_identical": r.final_identical, "faults": [row.to_dict() for row in r.rows],
@@ -99,7 +104,8 @@ class Report:
                      f"{ref['seconds']:.1f} s; {ref['saves']} saves")
         rows = self.rows()
         if rows:
-            lines.append(f"faults: {self.faults} delivered in {len(self.runs)} runs (seed {self.seed})")
+            again = f"; {self.carried} a run went past dealt again to a fresh one" if self.carried else ""
+            lines.append(f"faults: {self.faults} delivered in {len(self.runs)} runs (seed {self.seed}{again})")
             cols = list(rows[0])
             widths = {c: max(len(c), *(len(str(r[c])) for r in rows)) for c in cols}
             lines.append("  ".join(c.ljust(widths[c]) for c in cols))

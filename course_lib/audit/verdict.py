@@ -103,6 +103,16 @@ def judge_run(ref: Reference, faults: list[Fault], attempts: list[Attempt]) -> R
     return _end(ref, faults, attempts, of, rows, findings, explained)
 
 
+def passed_over(verdict: RunVerdict, faults: list[Fault]) -> list[Fault]:
+    """The faults of a run that never struck: the run had gone past their step (a SIGTERM saved
+    a step later than it struck, a restart went on after it) or ended before them. An exact
+    run's are worth delivering again in a fresh run; a broken run's would show the defect again."""
+    if not verdict.exact:
+        return []
+    struck = {row.fault for row in verdict.rows if row.delivered}
+    return [f for f in faults if f not in struck]
+
+
 def _total(of: dict, n: int) -> int | None:
     """The steps the run took in all: where its last process that stepped ended."""
     last = next((of[i] for i in range(n - 1, -1, -1) if of[i]), [])

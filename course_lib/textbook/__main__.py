@@ -1,6 +1,6 @@
 """The chapter's loop as a script, started the chapter's way: ``torch.multiprocessing.spawn`` of
 :func:`course_lib.textbook.book.train` on two ranks, gloo on loopback. It is what ``audit`` runs
-to judge the chapter's loop (notebook 05, §10); ``--resume auto`` is the chapter's resume from
+to judge the chapter's loop (notebook 05, §6); ``--resume auto`` is the chapter's resume from
 the newest ``model_epoch_N.pth`` (newest by its number).
 
     python -m course_lib.textbook --run-dir DIR [--epochs 12] [--save-interval 10] [--resume auto]
@@ -14,8 +14,7 @@ import torch.multiprocessing as mp
 
 from course_lib._runtime.portability import free_port
 from course_lib.data.prepare import prepare_imdb
-from course_lib.textbook.book import train
-from course_lib.textbook.run import DATA_LIMIT, EMBED_DIM, BookSettings, checkpoints
+from course_lib.textbook.run import DATA_LIMIT, EMBED_DIM, BookSettings, checkpoints, script_rank
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -35,7 +34,7 @@ def main(argv: list[str] | None = None) -> None:
                             train_reviews=a.train_reviews, embed_dim=a.embed_dim,
                             resume=os.path.join(a.run_dir, newest[0]) if newest else None)
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()))
-    mp.spawn(train, args=(2, settings), nprocs=2)
+    mp.spawn(script_rank, args=(2, settings, max(1, (os.cpu_count() or 1) // 2)), nprocs=2)
 
 
 if __name__ == "__main__":

@@ -116,7 +116,8 @@ def what_the_book_loses(workdir: str | Path, epochs: int = 12, save_interval: in
                  embed_dim=embed_dim, show="none")
         run_book(book_run, epochs, save_interval, resume=ckpt_name, dropout=dropout, embed_dim=embed_dim, show="none")
     _say(2, 4, i18n.tr("the book, killed at step {k}, resume_training('{f}')", lang, k=kill_at_step, f=ckpt_name), t0)
-    kit = _kit_config(workdir / f"kit-reference-e{epochs}-s{save_interval}", epochs, save_interval, embed_dim).replace(dropout=dropout)
+    kit = _kit_config(workdir / f"kit-reference-e{epochs}-s{save_interval}", epochs, save_interval,
+                      embed_dim).replace(dropout=dropout)
     ensure_reference(kit)
     _say(3, 4, i18n.tr("the kit, never interrupted", lang), t0)
     kit_run = kit.replace(run_dir=str(workdir / "kit-killed"))
@@ -136,7 +137,8 @@ def what_the_book_loses(workdir: str | Path, epochs: int = 12, save_interval: in
     }
     df = pd.DataFrame.from_dict(rows, orient="index")
     df.attrs = {"book": book_cmp, "kit": kit_cmp, "kit_acceptance": kit_accept, "checkpoint": ckpt_name,
-                "book_acceptance": _book_acceptance(book_run, saved_epoch), "book_redone": sum(steps_redone(book_run).values()),
+                "book_acceptance": _book_acceptance(book_run, saved_epoch),
+                "book_redone": sum(steps_redone(book_run).values()),
                 "kit_redone": drill["steps_redone"], "kit_resumed_from": drill["resumed_from"],
                 "seconds": time.perf_counter() - t0}
     return df
@@ -190,7 +192,8 @@ def crash_during_save(workdir: str | Path, epochs: int = 6, save_interval: int =
     root = Path(kit_run.run_dir) / "checkpoints"
     kit_disk = ", ".join([f"{p.name} ({i18n.tr('valid', lang) if verify(p)[0] else verify(p)[1]})"
                           for p in list_checkpoints(kit_run.run_dir)]
-                         + [f"{p.name} ({i18n.tr('not a checkpoint: never committed', lang)})" for p in sorted(root.glob(".tmp-*"))])
+                         + [f"{p.name} ({i18n.tr('not a checkpoint: never committed', lang)})"
+                            for p in sorted(root.glob(".tmp-*"))])
     summary = launch(kit_run.replace(resume="auto"), quiet=True)
     cmp = compare_runs(kit.run_dir, kit_run.run_dir)
     _say(2, 2, i18n.tr("the kit, killed while saving step {s}", lang, s=step), t0)

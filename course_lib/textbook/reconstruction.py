@@ -47,7 +47,8 @@ DEVIATIONS = (
      ("the chapter's numbers are not a run to compare with", "原书的数字不是一次可以拿来比较的训练")),
     (("the kit's lines", "本套件加的几行"),
      ("none", "无"),
-     ("four lines marked # kit: the ledger, the planned kills, the summary", "标着 # kit 的四行：训练账本、计划的中断、汇总"),
+     ("four lines marked # kit: the ledger, the planned kills, the summary",
+      "标着 # kit 的四行：训练账本、计划的中断、汇总"),
      ("so compare can judge a book run; they change nothing it computes",
       "让 compare 能评判原书代码的训练；它们不改变任何计算结果")),
 )

@@ -129,6 +129,17 @@ def _spawned(rank: int, world_size: int, settings: BookSettings, port: int, thre
     run_then_exit(lambda: _worker(settings)(rank, world_size, settings))
 
 
+def script_rank(rank: int, world_size: int, settings: BookSettings, threads: int) -> None:
+    """A rank of ``python -m course_lib.textbook``: its share of the cores, as :func:`_spawned`
+    gives the notebooks' ranks, then the book's ``train``. Two ranks of two threads on two cores
+    step slower, and one CI run of the audit, so oversubscribed, ended with the ranks'
+    embeddings 1.6e-6 apart."""
+    from course_lib.textbook.book import train
+
+    torch.set_num_threads(threads)
+    train(rank, world_size, settings)
+
+
 def _exited(run_dir: Path, rank: int, code: int, step: int, lang: str) -> RankFailed:
     """A rank that left with a non-zero code, not killed: its error is the end of its log (its
     stderr), or, if it failed before the log was open (re-importing ``__main__``), the terminal's."""
@@ -217,7 +228,8 @@ def run_book(run_dir: str | Path, epochs: int = 10, save_interval: int = 10, kil
     kills = ([(kill_at_step, kill_rank, "sigkill")] if kill_at_step else []) + \
         ([(kill_during_save * steps_per_epoch, 0, "during-save")] if kill_during_save else [])
     settings = BookSettings(run_dir=str(run_dir), data_file=str(data.path), epochs=epochs, save_interval=save_interval,
-                            dropout=dropout, embed_dim=embed_dim, seed=seed, resume=resume, kill_at_step=[k[0] for k in kills],
+                            dropout=dropout, embed_dim=embed_dim, seed=seed, resume=resume,
+                            kill_at_step=[k[0] for k in kills],
                             kill_rank=[k[1] for k in kills] or [1], kill_mode=[k[2] for k in kills] or ["sigkill"])
     interrupted = run_ranks(settings, world_size, show, steps_per_epoch, threads_per_rank=threads_per_rank)
     rows = read_ledger(run_dir, 0, last_attempt=False)
