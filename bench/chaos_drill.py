@@ -38,7 +38,8 @@ def main():
                                               for m in ("sigkill", "sigterm", "during-save")},
             "restart_to_first_step_seconds_median": statistics.median(
                 r["restart_to_first_step_seconds"] for r in rows if r["restart_to_first_step_seconds"] is not None),
-            "by_mode": {m: sum(mode == m for r in rows for mode in r["modes"]) for m in ("sigkill", "sigterm", "during-save")},
+            "by_mode": {m: sum(mode == m for r in rows for mode in r["modes"])
+                        for m in ("sigkill", "sigterm", "during-save")},
             "runs": rows,
         }
     write("chaos_drill", out)

@@ -56,13 +56,15 @@ def main():
     ap.add_argument("--reps", type=int, default=10)
     a = ap.parse_args()
     out = {}
-    prepare_for(pipeline_config(**({"train_limit": a.train_limit} if a.train_limit else {})), progress=False)  # warm cache: time training only
+    # warm cache: time training only
+    prepare_for(pipeline_config(**({"train_limit": a.train_limit} if a.train_limit else {})), progress=False)
     configs = (("no_checkpoints", {"save_every_steps": 0}), ("default_interval_sync", {"async_save": False}),
                ("default_interval_async", {"async_save": True}))
     with tempfile.TemporaryDirectory() as work:
         for rep in range(a.reps):  # interleaved: each run is paired with the no-checkpoint run next to it
             for name, changes in configs:
-                cfg = pipeline_config(str(Path(work) / f"{name}-{rep}"), **({"train_limit": a.train_limit} if a.train_limit else {}))
+                cfg = pipeline_config(str(Path(work) / f"{name}-{rep}"),
+                                      **({"train_limit": a.train_limit} if a.train_limit else {}))
                 cfg = cfg.replace(**changes)
                 t0 = time.perf_counter()
                 launch(cfg, quiet=True)
@@ -72,7 +74,8 @@ def main():
                 # the loop's wait at periodic saves (the final save waits for its writer in every run)
                 blocking = sum(v for _, v in scalars.get("checkpoint/blocking_seconds", [])[:-1])
                 prev = out.get(name, {"wall_seconds": [], "save_seconds": [], "blocking_share": []})
-                out[name] = {"wall_seconds": prev["wall_seconds"] + [round(wall, 2)], "save_every_steps": cfg.save_every_steps,
+                out[name] = {"wall_seconds": prev["wall_seconds"] + [round(wall, 2)],
+                             "save_every_steps": cfg.save_every_steps,
                              "save_seconds": prev["save_seconds"] + saves, "saves_per_run": len(saves),
                              "blocking_share": prev["blocking_share"] + [blocking / wall]}
         out["state_io"] = {m: state_io(m, Path(work) / f"io-{m}") for m in ("bag", "minilm")}
@@ -80,7 +83,8 @@ def main():
     for name in ("default_interval_sync", "default_interval_async"):
         out[name]["wall_overhead"] = min(out[name]["wall_seconds"]) / base - 1
         # each repetition against the no-checkpoint run next to it: the median of these is the headline
-        out[name]["paired_overheads"] = [w / b - 1 for w, b in zip(out[name]["wall_seconds"], out["no_checkpoints"]["wall_seconds"])]
+        out[name]["paired_overheads"] = [w / b - 1 for w, b in zip(out[name]["wall_seconds"],
+                                                                   out["no_checkpoints"]["wall_seconds"])]
         out[name]["loop_blocked_share"] = statistics.mean(out[name]["blocking_share"])
     write("checkpoint", out)
 

@@ -34,7 +34,8 @@ def timed(cwd: Path, argv: list[str]) -> dict:
     seconds = round(time.perf_counter() - t0, 1)
     out = proc.stdout + proc.stderr
     found = {"passed": re.findall(r"(\d+) passed", out)[-1:], "skipped": re.findall(r"(\d+) skipped", out)[-1:],
-             "failed": re.findall(r"(\d+) failed", out)[-1:], "held_out_percent": re.findall(r"held-out accuracy (\d+\.\d+)%", out)[-1:],
+             "failed": re.findall(r"(\d+) failed", out)[-1:],
+             "held_out_percent": re.findall(r"held-out accuracy (\d+\.\d+)%", out)[-1:],
              "tests_seconds": re.findall(r" in (\d+\.\d+)s", out)[-1:]}
     row = {"command": " ".join(argv), "seconds": seconds, "exit_code": proc.returncode,
            **{k: float(v[0]) if "." in v[0] else int(v[0]) for k, v in found.items() if v}}

@@ -33,9 +33,12 @@ def _pct(x: float) -> str:
 # --------------------------------------------------------------------------- one section per station
 def near_dup(r: dict) -> tuple[list, str]:
     o, d = r["ours"], r["datasketch"]
-    rows = [("recall on planted pairs, J >= 0.8", f"{o['recall']:.3f} (datasketch {d['recall']:.3f})", ">= 0.95", o["recall"] >= 0.95),
-            ("precision on planted pairs", f"{o['precision']:.3f} (datasketch {d['precision']:.3f})", ">= 0.95", o["precision"] >= 0.95),
-            ("speed vs datasketch, same data, one run", f"{r['speedup_vs_datasketch']:.2f}x ({o['seconds']} s vs {d['seconds']} s)",
+    rows = [("recall on planted pairs, J >= 0.8", f"{o['recall']:.3f} (datasketch {d['recall']:.3f})", ">= 0.95",
+             o["recall"] >= 0.95),
+            ("precision on planted pairs", f"{o['precision']:.3f} (datasketch {d['precision']:.3f})", ">= 0.95",
+             o["precision"] >= 0.95),
+            ("speed vs datasketch, same data, one run",
+             f"{r['speedup_vs_datasketch']:.2f}x ({o['seconds']} s vs {d['seconds']} s)",
              ">= 3x", r["speedup_vs_datasketch"] >= 3),
             (f"whole IMDB train + planted ({r['corpus']:,} reviews)", f"{o['seconds']} s", "< 30 s", o["seconds"] < 30)]
     fig, ax = plt.subplots(1, 2, figsize=(8, 3))
@@ -105,7 +108,8 @@ def scaling(r: dict) -> tuple[list, str]:
 
 def checkpoint(r: dict) -> tuple[list, str]:
     rows = []
-    for name, label in (("default_interval_async", "async (the pipeline's default)"), ("default_interval_sync", "synchronous")):
+    for name, label in (("default_interval_async", "async (the pipeline's default)"),
+                        ("default_interval_sync", "synchronous")):
         c = r[name]
         ratios = c.get("paired_overheads", [c["wall_overhead"]])
         median = statistics.median(ratios)
@@ -155,8 +159,9 @@ def chaos(results: dict) -> tuple[list, str]:
 def reduction(r: dict) -> tuple[list, str]:
     targets = {"bag": 0.95, "minilm": 1.0}  # issue #22: exact by default, at no cost
     rows = [(f"`{m}`, 2 ranks x 1 thread: invariant reduction vs DDP all-reduce (samples/s)",
-             f"{r[m]['invariant_vs_ddp']:.2f}x ({r[m]['samples_per_s']['invariant']:.1f} vs {r[m]['samples_per_s']['ddp']:.1f}, "
-             f"{r[m]['rounds']} interleaved rounds)", f">= {target:.2f}x", r[m]["invariant_vs_ddp"] >= target)
+             f"{r[m]['invariant_vs_ddp']:.2f}x ({r[m]['samples_per_s']['invariant']:.1f} vs "
+             f"{r[m]['samples_per_s']['ddp']:.1f}, {r[m]['rounds']} interleaved rounds)",
+             f">= {target:.2f}x", r[m]["invariant_vs_ddp"] >= target)
             for m, target in targets.items() if m in r]
     return rows, ""
 
@@ -165,7 +170,8 @@ def start_method(r: dict) -> tuple[list, str]:
     med = r["median_seconds"]
     rows = [(f"one small 2-rank launch ({r['run']}): forkserver vs spawn, wall time",
              f"{r['forkserver_vs_spawn']:.2f}x ({med['forkserver']:.2f} s vs {med['spawn']:.2f} s, median of "
-             f"{r['rounds']} interleaved rounds; the server's own first launch {r['forkserver_first_launch_seconds']:.2f} s)",
+             f"{r['rounds']} interleaved rounds; the server's own first launch "
+             f"{r['forkserver_first_launch_seconds']:.2f} s)",
              "faster", r["forkserver_vs_spawn"] < 1),
             ("the same run's bits, forkserver and spawn", "identical" if r["bit_identical"] else "DIFFERENT", "identical",
              r["bit_identical"])]
@@ -194,7 +200,8 @@ def elastic(r: dict) -> tuple[list, str]:
                  ("... a node's death -> first step of the shrunken group", spread(s, "death_to_first_step"),
                   f"< 3 s (torchft here: {ref['death_to_next_step']} s)" if fast else "recorded",
                   s["death_to_first_step"]["median"] < 3 if fast else None),
-                 ("... a node's start (its torchrun agent) -> first step of the grown group", spread(s, "start_to_first_step"),
+                 ("... a node's start (its torchrun agent) -> first step of the grown group",
+                  spread(s, "start_to_first_step"),
                   f"< 3 s (torchft here: {ref['start_to_training']} s)" if fast else "recorded",
                   s["start_to_first_step"]["median"] < 3 if fast else None)]
         if fast:
@@ -227,11 +234,13 @@ def pipeline(r: dict) -> tuple[list, str]:
     d, q = r["default"], r["quick"]
     kill = d["interruption"] or {}
     rows = [("`python -m course_lib pipeline`, defaults, cold cache: held-out accuracy",
-             f"{_pct(d['held_out_accuracy'])} on {d['held_out_reviews']:,} reviews", ">= 89.15%", d["held_out_accuracy"] >= 0.8915),
+             f"{_pct(d['held_out_accuracy'])} on {d['held_out_reviews']:,} reviews", ">= 89.15%",
+             d["held_out_accuracy"] >= 0.8915),
             ("... wall time, data preparation and a real SIGKILL + resume included",
              f"{d['command_seconds']} s (SIGKILL of rank {kill.get('rank')} at step {kill.get('step')}, resumed from "
              f"{d['resumed_from_step']}; {d['steps']} steps)", "< 180 s", d["command_seconds"] < 180),
-            ("`pipeline --quick` (the first try)", f"{_pct(q['held_out_accuracy'])} in {q['command_seconds']} s", "recorded", None)]
+            ("`pipeline --quick` (the first try)", f"{_pct(q['held_out_accuracy'])} in {q['command_seconds']} s", "recorded",
+             None)]
     if "invariant" in r:  # the reduction the main job had before DDP became the default, in the same run
         i = r["invariant"]
         rows.append(("`pipeline --reduction invariant`, same run: held-out accuracy, steps redone after the kill, "
@@ -250,7 +259,8 @@ def kit_commands(r: dict) -> tuple[list, str]:
     if "ci" in r:
         ci = r["ci"]
         rows.append(("`bash .ci/run` on a clean clone (set-up, the quick main job, the full suite with `-n 2`)",
-                     f"{ci['seconds'] / 60:.1f} min ({ci.get('passed', '?')} passed, tests {ci.get('tests_seconds', '?')} s)",
+                     f"{ci['seconds'] / 60:.1f} min ({ci.get('passed', '?')} passed, "
+                     f"tests {ci.get('tests_seconds', '?')} s)",
                      "< 15 min", ci["under_budget"] and not ci["exit_code"]))
     return rows, ""
 
@@ -258,7 +268,8 @@ def kit_commands(r: dict) -> tuple[list, str]:
 def gpu(r: dict) -> tuple[list, str]:
     compare = r["compare_after_kill"].strip().splitlines()
     rows = [(f"minilm fine-tuned on {r['world_size']} GPU(s) ({', '.join(r['machine'].get('gpus', []))}), bf16: "
-             "held-out accuracy", f"{_pct(r['val_accuracy'])} on {r['val_count']:,} reviews", ">= 90%", r["val_accuracy"] >= 0.9),
+             "held-out accuracy", f"{_pct(r['val_accuracy'])} on {r['val_count']:,} reviews", ">= 90%",
+             r["val_accuracy"] >= 0.9),
             ("samples/s (median step)", f"{r['samples_per_s_median']:.0f}", "recorded", None),
             ("one SIGKILL + automatic resume on the GPU, `compare`", compare[0] if compare else "?", "recorded", None)]
     return rows, ""

@@ -142,7 +142,8 @@ class TrainConfig:
     def _size_and_choice_problems(self) -> list[str]:
         problems = []
         if self.world_size < 1:
-            problems.append(f"world_size must be >= 1 (got {self.world_size}): one process per rank, so --world-size 1 or more")
+            problems.append(f"world_size must be >= 1 (got {self.world_size}): one process per rank, "
+                            "so --world-size 1 or more")
         elif self.global_batch_size % self.world_size:
             problems.append(f"global_batch_size {self.global_batch_size} must be divisible by world_size {self.world_size}")
         if self.resume_mode not in RESUME_MODES:

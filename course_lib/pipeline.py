@@ -52,7 +52,8 @@ def run_pipeline(run_dir: str = "runs/pipeline", quick: bool = False, interrupt:
     near = info.get("near_dup", {})
     say(tr("   source {source}: {raw} reviews, {exact} exact duplicates removed, {near} near-duplicates dropped from "
            "train, {leaks} train/test leaks dropped from test", lang, source=prov["source"], raw=prov["raw_reviews"],
-           exact=prov["exact_duplicates_removed"], near=near.get("train_dropped", 0), leaks=near.get("test_leaks_dropped", 0)))
+           exact=prov["exact_duplicates_removed"], near=near.get("train_dropped", 0),
+           leaks=near.get("test_leaks_dropped", 0)))
     say(tr("   train {train} / held-out {test} reviews, {tokens:,} training tokens (cache {cache})", lang,
            train=info["train"], test=info["test"], tokens=len(data.train.tokens), cache=tr(info["cache"], lang)))
 

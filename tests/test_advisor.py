@@ -144,7 +144,8 @@ def test_a_run_never_interrupted_is_advised_from_its_first_start(tmp_path, capsy
     assert "estimated from the first start" in out and "never interrupted" in out
     code, out, _ = advise_cli(tmp_path / "never-killed", "--mtbf", "6h", "--json", capsys=capsys)
     c = json.loads(out)["costs"]
-    assert c["restart_from_first_start"] is True and c["restart_seconds"] == pytest.approx(2.0)  # launch 998, step 1 at 1000.5
+    # launch 998, step 1 at 1000.5
+    assert c["restart_from_first_start"] is True and c["restart_seconds"] == pytest.approx(2.0)
     assert "first start" in c["sources"]["restart_seconds"]
     code, out, _ = advise_cli(tmp_path / "never-killed", "--mtbf", "6h", "--restart-seconds", "20s", "--json", capsys=capsys)
     c = json.loads(out)["costs"]

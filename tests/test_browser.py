@@ -141,7 +141,8 @@ def test_chinese_notebook_05_and_the_lab_in_jupyterlab(chromium, lab_server, tmp
 
     _wait(finished, 600, "Run All to finish", page, tmp_path / "run_all_timeout.png")
     assert errors.count() == 0, errors.first.inner_text()[-3000:]
-    assert page.locator(".jp-OutputArea-output img").count() >= 2, "the figures did not appear (the lab's and the resume-mode study's)"
+    assert page.locator(".jp-OutputArea-output img").count() >= 2, \
+        "the figures did not appear (the lab's and the resume-mode study's)"
 
     # the lab is a rendered widget, not its text fallback
     assert page.get_by_text("断点续训").count() > 0, "the Chinese prose did not render"

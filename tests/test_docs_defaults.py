@@ -12,10 +12,11 @@ OPTION = r"`--(?P<name>[a-z][a-z0-9-]*)[ =](?P<value>[^`\s]+)`"
 KEYWORD = r"`(?P<name>[a-z_]+)=[\"']?(?P<value>[^`\"'\s]+)[\"']?`"
 # "the default `--x v`", "default, `--x v`", "默认的 `--x v`" / "`--x v` (the default)", "`--x v`, the default",
 # "`x=\"v\"` is the default", "`--x v`（默认）"
-BEFORE = re.compile(r"(?:\bdefault[,:]?|默认(?:的|值|是|为)?[，：]?)\s*(?:is\s+)?(?:" + OPTION + "|" + KEYWORD.replace("name", "kname")
-                    .replace("value", "kvalue") + ")", re.I)
+BEFORE = re.compile(r"(?:\bdefault[,:]?|默认(?:的|值|是|为)?[，：]?)\s*(?:is\s+)?(?:" + OPTION + "|"
+                    + KEYWORD.replace("name", "kname").replace("value", "kvalue") + ")", re.I)
 AFTER = re.compile(r"(?:" + OPTION + "|" + KEYWORD.replace("name", "kname").replace("value", "kvalue")
-                   + r")\s*(?:\(the\s+default\)|\(default\)|,\s+the\s+default\b|is\s+the\s+default\b|（默认）|是默认值)", re.I)
+                   + r")\s*(?:\(the\s+default\)|\(default\)|,\s+the\s+default\b|is\s+the\s+default\b|（默认）|是默认值)",
+                   re.I)
 REDUCTION = re.compile(r"\bdefault\s+(?P<value>ddp|invariant)\s+reduction|默认的(?P<zvalue>ddp|不变)归约")
 
 

@@ -313,7 +313,8 @@ def _quoted_numbers() -> dict[str, str]:
         f"{2 * book.train_reviews:,}": "twice the epoch (a wrong option)",
         f"{scaling['bag']['speedup_2x1_vs_1x1']:.2f}": "bench/results/scaling.json, bag",
         f"{scaling['minilm_16']['speedup_2x1_vs_1x1']:.1f}": "bench/results/scaling.json, minilm",
-        f"{study['mtbf_seconds']}": "bench/results/save_interval.json, its MTBF", f"{often}": "save_interval.json, most often",
+        f"{study['mtbf_seconds']}": "bench/results/save_interval.json, its MTBF",
+        f"{often}": "save_interval.json, most often",
         f"{walls[often]:.1f}": "save_interval.json", f"{best}": "save_interval.json, the optimum",
         f"{walls[best]:.1f}": "save_interval.json",
     }

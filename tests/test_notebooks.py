@@ -44,7 +44,8 @@ def test_chinese_edition_has_the_english_code(name):
     prose cell for every English one (same ids): the editions cannot drift.
     ``python tools/sync_editions.py`` copies changed code across."""
     en, zh = _load(NOTEBOOKS / name), _load(ZH / name)
-    code = lambda nb: [("".join(c["source"]), c["metadata"].get("tags", [])) for c in nb["cells"] if c["cell_type"] == "code"]  # noqa: E731
+    code = lambda nb: [("".join(c["source"]), c["metadata"].get("tags", []))  # noqa: E731
+                       for c in nb["cells"] if c["cell_type"] == "code"]
     assert code(zh) == code(en), f"zh/{name}: code cells differ from the English edition; run tools/sync_editions.py"
     assert [(c["id"], c["cell_type"]) for c in zh["cells"]] == [(c["id"], c["cell_type"]) for c in en["cells"]]
     for cell in (c for c in zh["cells"] if c["cell_type"] == "markdown"):
@@ -53,7 +54,8 @@ def test_chinese_edition_has_the_english_code(name):
 
 
 def test_chinese_edition_uses_the_chapters_terms():
-    prose = "".join("".join(c["source"]) for n in sorted(SMALL) for c in _load(ZH / n)["cells"] if c["cell_type"] == "markdown")
+    prose = "".join("".join(c["source"]) for n in sorted(SMALL) for c in _load(ZH / n)["cells"]
+                    if c["cell_type"] == "markdown")
     for term in ("检查点", "断点续训", "去重", "分词器", "进程编号", "Rank", "优化器状态"):
         assert term in prose, term
 

@@ -47,7 +47,8 @@ def test_the_check_takes_the_luck_out(monkeypatch):
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_a_killed_group_is_gone_once_dead_not_once_reaped():
-    code = "import subprocess, sys, time; [subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']) for _ in range(2)]; time.sleep(60)"
+    code = ("import subprocess, sys, time; [subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']) "
+            "for _ in range(2)]; time.sleep(60)")
     proc = subprocess.Popen([sys.executable, "-c", code], start_new_session=True)
     time.sleep(0.5)
     t0 = time.perf_counter()

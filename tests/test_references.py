@@ -46,7 +46,8 @@ def test_an_unfinished_run_is_not_cached(tmp_path):
 def test_a_cache_that_cannot_be_written_costs_a_warning_not_the_run(tmp_path):
     (tmp_path / "cache").write_text("a file where the cache folder should be")
     with pytest.warns(UserWarning, match="could not keep the reference run"):
-        assert references.reuse(tmp_path / "a", {"k": 1}, lambda: _fake_run(tmp_path / "a", "x"), root=tmp_path / "cache") is False
+        assert references.reuse(tmp_path / "a", {"k": 1}, lambda: _fake_run(tmp_path / "a", "x"),
+                                root=tmp_path / "cache") is False
     assert (tmp_path / "a" / "final" / "summary.json").is_file()
 
 

@@ -12,7 +12,8 @@ def test_facts_keep_integers_and_leave_out_nested_values():
 
 
 def test_comparisons_and_reading_in_both_languages():
-    en = tables.comparisons({"weights-only": RESULT, "full": {**RESULT, "identical": True, "first_divergent_step": None}}, lang="en")
+    en = tables.comparisons({"weights-only": RESULT, "full": {**RESULT, "identical": True, "first_divergent_step": None}},
+                            lang="en")
     assert en.loc["weights-only", "first divergent step"] == 22 and en.loc["full", "identical?"] == "yes"
     assert tables.reading(RESULT, lang="en") == "identical? no; first divergent step: 22"
     zh = tables.comparisons({"full": RESULT}, lang="zh")

@@ -93,7 +93,8 @@ def core_minutes(parts: list[dict] | None, lang: str) -> str:
 def sections_table(times: dict, lang: str) -> str:
     """Every section of every notebook with its reading and run time (the teacher's guide)."""
     zh = lang == "zh"
-    rows = ["| notebook | 部分 | 类型 | 阅读（分钟） | 运行（秒） |" if zh else "| notebook | part | kind | read (min) | run (s) |",
+    rows = [("| notebook | 部分 | 类型 | 阅读（分钟） | 运行（秒） |" if zh
+             else "| notebook | part | kind | read (min) | run (s) |"),
             "|---|---|---|---|---|"]
     kinds = {"core": ("core", "核心"), "exercises": ("exercises", "练习"), "optional": ("optional", "选读")}
     for number, name in chapter.NOTEBOOKS.items():
@@ -101,7 +102,8 @@ def sections_table(times: dict, lang: str) -> str:
             if part["title"] == "(opening)":
                 continue
             kind = kinds[kind_of(part["title"])][1 if zh else 0]
-            rows.append(f"| {number} | {part['title']} | {kind} | {part['read_seconds'] / 60:.1f} | {part['run_seconds']:.0f} |")
+            rows.append(f"| {number} | {part['title']} | {kind} | {part['read_seconds'] / 60:.1f} | "
+                        f"{part['run_seconds']:.0f} |")
     return "\n".join(rows) if len(rows) > 2 else ("（尚未测量）" if zh else "(not measured yet)")
 
 

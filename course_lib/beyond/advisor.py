@@ -260,7 +260,8 @@ def format_advice(advice: dict, run_dir: str | Path) -> str:
              f"expected loss {advice['expected_lost_share']:.1%} of wall time, "
              f"{advice['expected_failures']:.1f} failures expected in {_human(advice['expected_wall_seconds'])}",
              f"    Young 1974 sqrt(2CM): every {advice['young_steps']:,.0f} steps;  Daly 2006: every "
-             f"{advice['daly_steps']:,.0f} steps;  minimum of the exact expectation: every {advice['optimum_steps']:,} steps"]
+             f"{advice['daly_steps']:,.0f} steps;  minimum of the exact expectation: "
+             f"every {advice['optimum_steps']:,} steps"]
     if c.get("restart_from_first_start"):
         lines.append("  this run was never interrupted: its restart cost is estimated from its first start "
                      "(launch -> first step); --restart-seconds S overrides it")

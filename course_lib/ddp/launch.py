@@ -59,7 +59,8 @@ class RunInterrupted(RuntimeError):
     """A rank was ended by a signal or exited non-zero (e.g. preempted with SIGTERM)."""
 
     def __init__(self, rank: int, exit_code: int | None, signal_name: str | None, step: int, checkpoint: str | None):
-        self.rank, self.exit_code, self.signal_name, self.step, self.checkpoint = rank, exit_code, signal_name, step, checkpoint
+        self.rank, self.exit_code, self.signal_name = rank, exit_code, signal_name
+        self.step, self.checkpoint = step, checkpoint
         if signal_name:
             how = f"was killed by {signal_name}"
         elif exit_code == EXIT_PREEMPTED:

@@ -127,7 +127,8 @@ class Trainer:
         fresh = training is None
         self.training = t = training or Training.build(cfg, rank, device, data_file)
         self.train_data, self.test_data, self.data_info, self.model = t.train_data, t.test_data, t.data_info, t.model
-        self.optimizer, self.scheduler, self.state, self.stop, self.writer = t.optimizer, t.scheduler, t.state, t.stop, t.writer
+        self.optimizer, self.scheduler, self.state = t.optimizer, t.scheduler, t.state
+        self.stop, self.writer = t.stop, t.writer
         self.pad_id = self.data_info["tokenizer"]["pad_id"]
         self.gradients = gradients(self.model) if gradients else None
         # DDP wraps the model here, as in the tutorial (gradient_as_bucket_view: no copy into the buckets and back)

@@ -185,7 +185,8 @@ QUESTIONS: dict[str, list[tuple[tuple[str, str], list[Option]]]] = {
           wrong("that every rank's parameters are identical", "每个 Rank 的参数都逐位相同",
                 "The losses cannot show it: section 5's unsynchronised ranks had close losses and different models.",
                 "损失看不出这一点：第 5 节里没有同步的 Rank 损失接近，模型却不同。")]),
-        (("Section 5 trained rank 1 on random labels. Where did it show?", "第 5 节让 Rank 1 用随机标签训练。从哪里看出来的？"),
+        (("Section 5 trained rank 1 on random labels. Where did it show?",
+          "第 5 节让 Rank 1 用随机标签训练。从哪里看出来的？"),
          [right("in rank 1's loss, which stayed near guessing", "Rank 1 的损失停在瞎猜的水平",
                 "DDP keeps the parameters identical, so nothing crashes and the check at the end passes; only that "
                 "rank's loss tells, and its ledger lists the reviews it trained on.",
@@ -298,7 +299,8 @@ QUESTIONS: dict[str, list[tuple[tuple[str, str], list[Option]]]] = {
           wrong("weights-only failed: its loss jumped", "weights-only 没通过：它的损失跳了一下",
                 "The loss after it was still lower than before the resume, which is all the test asks.",
                 "续训后的损失仍比续训前低，而这个标准只问这一点。")]),
-        (("Section 3's epoch-start resume repeated samples. Which ones?", "第 3 节里 epoch-start 方式的续训重复了一些样本。是哪些？"),
+        (("Section 3's epoch-start resume repeated samples. Which ones?",
+          "第 3 节里 epoch-start 方式的续训重复了一些样本。是哪些？"),
          [right("those of the epoch's steps before the checkpoint", "本 epoch 在检查点之前那些步的样本",
                 "It starts the interrupted epoch over. The sampler's order is the same, so those steps come again "
                 "with the same samples.",

@@ -16,9 +16,10 @@ from course_lib.lab.i18n import resolve
 # the tables' words: column names and cells (English is the key)
 WORDS_ZH = {"finding": "问题", "faults": "出现次数", "fix": "修正", "run": "训练", "fault": "故障", "restarted": "重新启动",
             "went on from": "从哪一步接着训练", "redone": "重做的步", "params": "参数", "optimizer": "优化器状态",
-            "lr": "学习率", "rng": "随机数生成器", "data": "批次", "parted": "第一个出现分歧的步",
+            "lr": "学习率", "rng": "随机数生成器状态", "data": "批次", "parted": "第一个出现分歧的步",
             "run exact": "逐位相同", "ok": "相同", "DIFF": "不同", "yes": "是", "no": "否",
-            "(had parted)": "（此前已有分歧）", "nothing: every fault resumed bit-identically": "没有：每次故障之后都逐位相同地续训"}
+            "(had parted)": "（此前已有分歧）",
+            "nothing: every fault resumed bit-identically": "没有：每次故障之后的续训都逐位相同"}
 
 FAULT_ZH = {"sigkill": "第 {at} 步开始时{who}被 SIGKILL 杀掉", "sigterm": "第 {at} 步开始时{who}收到 SIGTERM",
             "during-save": "第 {at} 步之后的保存写到一半时{who}被 SIGKILL 杀掉",
@@ -27,32 +28,41 @@ RNG_ZH = {"python": "Python 的 random", "numpy": "NumPy 的全局随机数生�
           "cuda": "CUDA 的随机数生成器"}
 ATOMIC = "先把检查点写进临时文件并 fsync，再用 os.replace 覆盖旧检查点（新的写完之前，旧检查点一直有效）"
 POSITION = "把 epoch 内的位置（步数）存进检查点，续训时跳过已经训练过的批次"
-ORDER = "恢复数据的打乱顺序：DataLoader 生成器的状态（generator.get_state()），或用续训所在的 epoch 调用 sampler.set_epoch(epoch)"
+ORDER = ("恢复数据的打乱顺序：DataLoader 生成器的状态（generator.get_state()），"
+         "或用续训所在的 epoch 调用 sampler.set_epoch(epoch)")
 SIGTERM = "收到 SIGTERM 时只设一个标志；在这一步结束时保存检查点，然后退出"
 # kind -> (line, fix) in Chinese; the placeholders are the English template's
 ZH = {
-    "unseeded-init": ("两次从未中断的训练在第一步之前参数就不同：模型初始化没有设种子", "在构建模型之前调用 torch.manual_seed(seed)"),
+    "unseeded-init": ("两次从未中断的训练在第一步之前参数就不同：模型初始化没有设种子",
+                      "在构建模型之前调用 torch.manual_seed(seed)"),
     "unseeded-data": ("两次从未中断的训练，第 {step} 步的批次不同：数据集或数据顺序没有设种子",
-                      "给构建和打乱数据的代码设种子（torch.manual_seed、random.seed、np.random.seed，或带种子的 DataLoader 生成器）"),
-    "unseeded-rng": ("两次从未中断的训练参数和批次都相同，第 {step} 步时{rngs}的状态却不同", "训练开始时给每一步用到的随机数生成器都设好种子"),
-    "nondeterministic": ("两次从未中断的训练参数、批次和随机数生成器都相同，第 {step} 步的 {what} 却不同：计算本身不是确定性的",
-                         "torch.use_deterministic_algorithms(True)、固定的线程数、带种子的数据加载进程"),
+                      "给构建和打乱数据的代码设种子（torch.manual_seed、random.seed、np.random.seed，"
+                      "或带种子的 DataLoader 生成器）"),
+    "unseeded-rng": ("两次从未中断的训练参数和批次都相同，第 {step} 步时{rngs}的状态却不同",
+                     "训练开始时给每一步用到的随机数生成器都设好种子"),
+    "nondeterministic": ("两次从未中断的训练参数、批次和随机数生成器都相同，第 {step} 步的 {what} 却不同："
+                         "计算本身不是确定性的",
+                         "torch.use_deterministic_algorithms(True)、固定线程数、给 DataLoader 的工作进程设好种子"),
     "runs-differ": ("{what}", "先让同一条命令的两次训练成为同一次训练，再审计续训"),
-    "set-epoch": ("DistributedSampler 每个 epoch 的顺序都一样（Rank {rank} 的 {passes} 次遍历都是 epoch {epoch}）：从没调用 set_epoch",
+    "set-epoch": ("DistributedSampler 每个 epoch 的顺序都一样（Rank {rank} 的 {passes} 次遍历都是 epoch {epoch}）："
+                  "从没调用 set_epoch",
                   "在每个 epoch 开始时调用 sampler.set_epoch(epoch)"),
     "not-atomic": ("{fault}后，续训没能启动（{error}）：它读的正是那个保存到一半被故障截断的检查点", ATOMIC),
     "not-atomic-read": ("{fault}后，续训读不了 {target}（{error}）：它需要的正是那个保存到一半被截断的检查点", ATOMIC),
-    "not-atomic-lost": ("{fault}后，续训从第 {resumed} 步接着训练，而不是从第 {newest} 步的检查点：故障截断了被原地覆盖的那个检查点",
+    "not-atomic-lost": ("{fault}后，续训从第 {resumed} 步接着训练，而不是从第 {newest} 步的检查点："
+                        "故障截断了被原地覆盖的那个检查点",
                         ATOMIC),
     "did-not-start": ("{fault}后，续训没能启动：{error}", "让续训只读取完整的检查点，并修正上面的错误"),
-    "hung": ("{fault}：训练在 {seconds:.0f} 秒内没有结束，被杀掉（某个 Rank 在等一个已经不在的对端？）",
-             "对端丢失时让每个 Rank 都报错退出（集合通信的超时），启动器才能重启整个任务"),
-    "started-over": ("{fault}后，续训从第 0 步重新开始（重做 {redone} 步），而第 {newest} 步的检查点是完整的：根本没有加载检查点",
+    "hung": ("{fault}：训练在 {seconds:.0f} 秒内没有结束，被杀掉（某个 Rank 在等一个已经死掉的同伴？）",
+             "同伴丢失时让每个 Rank 都报错退出（靠集合通信的超时），启动器才能重启整个作业"),
+    "started-over": ("{fault}后，续训从第 0 步重新开始（重做 {redone} 步），而第 {newest} 步的检查点是完整的："
+                     "根本没有加载检查点",
                      "训练启动时加载最新的检查点"),
     "older": ("{fault}后，续训从第 {resumed} 步接着训练，可第 {newest} 步的检查点是完整的：续训没有用最新的检查点",
               "从最新的完整检查点续训（按步数排序，不要按文件名：按字符串比，'model_epoch_10' 排在 'model_epoch_2' 前面）"),
     "unaligned": ("{fault}后，续训起点的参数不是从未中断的训练中的任何一个状态", "从本次训练的检查点加载模型的 state_dict"),
-    "sigterm-no-save": ("{fault}（集群调度系统的抢占）：脚本没有保存就停下了；续训从第 {resumed} 步接着训练（重做的步：{lost}）",
+    "sigterm-no-save": ("{fault}（集群调度系统的抢占）：脚本没有保存就停下了；续训从第 {resumed} 步接着训练"
+                        "（重做的步：{lost}）",
                         SIGTERM),
     "sigterm-ignored": ("{fault}：{grace:.0f} 秒后脚本还在运行，被杀掉", SIGTERM),
     "optimizer": ("{fault}后，续训时（第 {resumed} 步）的优化器状态与从未中断的训练不同",
@@ -63,38 +73,43 @@ ZH = {
     "rng": ("{fault}后，续训的第一步时{rngs}的状态不同（Rank {ranks}）：它从来没有被恢复过",
             "把每个 Rank 的 torch.get_rng_state()（以及 random.getstate()、np.random.get_state()、CUDA 的状态）存进检查点，"
             "在下一步之前恢复"),
-    "rng-reseeded": ("{fault}后，续训的第一步时{rngs}的状态不同（Rank {ranks}）：加载检查点之后又重新设了种子，而不是恢复保存的状态",
+    "rng-reseeded": ("{fault}后，续训的第一步时{rngs}的状态不同（Rank {ranks}）：加载检查点之后又重新设了种子，"
+                     "而不是恢复保存的状态",
                      "恢复保存的随机数生成器状态（torch.set_rng_state），不要重新设种子"),
     "rng-drawn": ("{fault}后，续训的第一步时{rngs}的状态不同（Rank {ranks}）：恢复之后、这一步之前又抽取了随机数"
                   "（每次 `iter(loader)` 都会从 torch 的随机数生成器抽一个数）",
                   "最后再恢复随机数生成器，紧挨着下一步；或者给 DataLoader 一个它自己的生成器"),
-    "rng-rank": ("{fault}后，{rngs}的状态在 Rank {bad} 上不同、在 Rank {good} 上相同：并不是每个 Rank 的随机数生成器都保存并恢复了",
+    "rng-rank": ("{fault}后，{rngs}的状态在 Rank {bad} 上不同、在 Rank {good} 上相同："
+                 "并不是每个 Rank 的随机数生成器都保存并恢复了",
                  "每个 Rank 各自保存、恢复自己的随机数生成器状态"),
-    "position": ("{fault}后，续训回到了所在 epoch 的开头：第 {step} 步又训练了第 {other} 步的批次（重复了 {n} 步）", POSITION),
-    "epoch": ("{fault}后，续训把已经训练完的那个 epoch 又训练了一遍：第 {step} 步训练的是第 {other} 步的批次，退回了一个 epoch（{n} 步）",
+    "position": ("{fault}后，续训回到了所在 epoch 的开头：第 {step} 步又训练了第 {other} 步的批次（重复了 {n} 步）",
+                 POSITION),
+    "epoch": ("{fault}后，续训把已经训练完的那个 epoch 又训练了一遍：第 {step} 步训练的是第 {other} 步的批次，"
+              "退回了一个 epoch（{n} 步）",
               "保存的 epoch 是刚训练完的那个：应从下一个（epoch + 1）开始续训"),
     "skip": ("{fault}后，续训跳过了 {n} 步的批次：第 {step} 步训练的是第 {other} 步的批次", POSITION),
     "order": ("{fault}后，第 {step} 步训练的批次与从未中断的训练不同：数据顺序没有恢复", ORDER),
     "order-sampler": ("{fault}后，第 {step} 步训练的批次与从未中断的训练不同（它的 DistributedSampler 在 epoch {ours}，"
                       "从未中断的训练在 epoch {theirs}）：数据顺序没有恢复", ORDER),
-    "data-unseen": ("{fault}后，参数、优化器状态、学习率和随机数生成器都相同，第 {step} 步的梯度却不同：问题在数据顺序或 epoch 内的位置"
-                    "（审计没有看到 DataLoader）", POSITION + "；并恢复数据顺序"),
-    "unseen": ("{fault}后，参数、优化器状态、学习率、随机数生成器和批次都相同，第 {step} 步的 {what} 却不同：是审计看不到的状态"
-               "（例如 BatchNorm 的运行统计量这样的缓冲区、脚本自己持有的生成器），或者不确定性的算子",
+    "data-unseen": ("{fault}后，参数、优化器状态、学习率和随机数生成器都相同，第 {step} 步的梯度却不同："
+                    "问题在数据顺序或 epoch 内的位置（审计没有看到 DataLoader）", POSITION + "；并恢复数据顺序"),
+    "unseen": ("{fault}后，参数、优化器状态、学习率、随机数生成器和批次都相同，第 {step} 步的 {what} 却不同："
+               "是审计看不到的状态（例如 BatchNorm 的滑动平均统计量这类缓冲区、脚本自己持有的生成器），或者结果不确定的算子",
                "把一步用到的所有状态都保存下来（model.state_dict() 包含缓冲区；生成器用 get_state()）"),
-    "steps": ("{fault}后，续训后的训练一共训练了 {ours} 步，从未中断的训练是 {theirs} 步",
+    "steps": ("{fault}后，续训后的训练一共走了 {ours} 步，从未中断的训练走了 {theirs} 步",
               "从保存的那一步的下一步续训，并在从未中断的训练结束的地方结束"),
     "final": ("{fault}后，最终参数与从未中断的训练不同", "见上面几行"),
     "crashed": ("{fault}后，续训后的训练以退出码 {code} 结束：{error}", "修正上面的错误"),
-    "undelivered-no-step": ("故障“{fault}”没有送达：这次启动一步都没有训练（退出码 {code}）", ""),
-    "undelivered-no-save": ("故障“{fault}”没有送达：这次启动中 Rank {rank} 在第 {at} 步之后没有调用 torch.save", ""),
-    "undelivered-ended": ("故障“{fault}”没有送达：这次启动在第 {reached} 步就结束了（退出码 {code}）", ""),
+    "undelivered-no-step": ("故障“{fault}”没有发生：这次启动一步都没有训练（退出码 {code}）", ""),
+    "undelivered-no-save": ("故障“{fault}”没有发生：这次启动中 Rank {rank} 在第 {at} 步之后没有调用 torch.save", ""),
+    "undelivered-ended": ("故障“{fault}”没有发生：这次启动在第 {reached} 步就结束了（退出码 {code}）", ""),
     "rng-unused": ("续训后{rngs}的状态不同，但没有任何代码从中抽取随机数：训练仍然逐位相同", ""),
 }
-VERDICT_ZH = {"deterministic": "不确定：两次从未中断的训练就不同，续训不可能逐位相同（先修正这一条）",
+VERDICT_ZH = {"deterministic": ("不确定：脚本本身不是确定性的，两次从未中断的训练就不同，"
+                                "任何续训都不可能逐位相同（先修正这一条）"),
               "exact": "逐位相同：{n} 次故障，每一次之后的续训都与从未中断的训练逐位相同",
-              "habit": "不是逐位相同：训练本身有问题（见上），尽管每次故障之后都逐位相同地续训了",
-              "runs": "不是逐位相同：{n} 次被中断的训练中有 {bad} 次不同于从未中断的训练"}
+              "habit": "不是逐位相同：尽管每次故障之后的续训都逐位相同，训练本身却有问题（见上）",
+              "runs": "不是逐位相同：{n} 次被中断的训练中，有 {bad} 次没能与从未中断的训练逐位相同"}
 
 
 def _say(key: str, lang: str) -> str:

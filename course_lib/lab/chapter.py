@@ -167,7 +167,8 @@ def readme_table(lang: str, times: dict[str, str] | None = None, link_prefix: st
     zh = lang == "zh"
     names = {"01": ("Data", "数据"), "02": ("Tokens", "分词"), "03": ("Launch", "启动"),
              "04": ("Watch", "监控"), "05": ("Resume", "断点续训")}
-    head = "| notebook | 本章章节 | 核心路径用时（阅读 + 运行） |" if zh else "| notebook | chapter section | core path (read + run) |"
+    head = ("| notebook | 本章章节 | 核心路径用时（阅读 + 运行） |" if zh
+            else "| notebook | chapter section | core path (read + run) |")
     rows = [head, "|---|---|---|"]
     for nb, file in NOTEBOOKS.items():
         secs = "; ".join(f"{s.number} {s.title_zh if zh else s.title_en}" for s in sections_of(nb))

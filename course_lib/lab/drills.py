@@ -191,7 +191,8 @@ def chaos_drill(workdir: str | Path, base: TrainConfig, kills: int = 20, seed: i
                         "redone_per_kill": [{"mode": fired.get(a), "redone": n} for a, n in r["redone_by_attempt"].items()
                                             if a in fired],
                         "identical": c["identical"], "resumed_from": r["resumed_from"], "steps_redone": r["steps_redone"],
-                        "resume_call_seconds": None if r["resume_call_seconds"] is None else round(r["resume_call_seconds"], 2),
+                        "resume_call_seconds": (None if r["resume_call_seconds"] is None
+                                                else round(r["resume_call_seconds"], 2)),
                         "restart_to_first_step_seconds": None if first is None else round(first, 2),
                         "seconds": round(time.perf_counter() - t0, 1)})
         shutil.rmtree(cfg.run_dir, ignore_errors=True)

@@ -158,7 +158,8 @@ STATIC_NOTE = {"en": "(an interactive widget: open the notebook in JupyterLab to
 LIVE_SERVER = re.compile(r"<iframe|localhost:\d+|window\.location", re.I)  # a frame of a server running beside the kernel
 LIVE_NOTE = {"en": "(TensorBoard ran live here, beside the kernel; the panels below are the same curves, read back "
                    "from the run's event files)",
-             "zh": "（这里原本是在内核旁边实时运行的 TensorBoard；下面的面板就是同样的曲线，从这次训练的事件文件里读回来的）"}
+             "zh": "（这里原本是在内核旁边实时运行的 TensorBoard；下面的面板就是同样的曲线，"
+                   "从这次训练的事件文件里读回来的）"}
 
 
 def make_static(nb, lang: str) -> None:

@@ -39,7 +39,8 @@ LABELS = {
     "reviews per epoch": "每个 epoch 的影评数",
     "ranks": "进程总数",
     "reviews per rank and step": "每个 Rank 每步的影评数",
-    "a run of {n} steps with DDP on {w} ranks, a checkpoint every {k} steps": "训练共 {n} 步，DDP，{w} 个 Rank，每 {k} 步存一个检查点",
+    "a run of {n} steps with DDP on {w} ranks, a checkpoint every {k} steps":
+        "训练共 {n} 步，DDP，{w} 个 Rank，每 {k} 步存一个检查点",
     "idle": "空闲",
     "reference run": "对照训练",
     "interrupted run": "被中断的训练",
@@ -294,10 +295,12 @@ LABELS = {
     "one optimizer step of 16M tokens": "一个 1600 万词元的优化器步",
     "assumed: 6 x 405e9 x 16M FLOPs on 16,384 H100s at about 40% of their bf16 peak (the paper reports 38-43% MFU)":
         "假设：每步 6 × 405e9 × 16M 次浮点运算，16,384 张 H100 发挥 bf16 峰值的约 40%（论文报告的 MFU 为 38-43%）",
-    "from a failure to training again (find it, reschedule, load)": "从故障发生到重新开始训练（定位故障、重新分配机器、加载检查点）",
+    "from a failure to training again (find it, reschedule, load)":
+        "从故障发生到重新开始训练（定位故障、重新分配机器、加载检查点）",
     "assumed: the paper gives none; it reports over 90% effective training time":
         "假设：论文没有给出；它只报告有效训练时间超过 90%",
-    "share of a save that still blocks training when it is written in the background": "异步保存时，一次保存中仍会让训练等待的比例",
+    "share of a save that still blocks training when it is written in the background":
+        "异步保存时，一次保存中仍会让训练等待的比例",
     "synchronous save": "同步保存",
     "background save": "异步保存",
     "mean time between failures": "平均故障间隔（MTBF）",

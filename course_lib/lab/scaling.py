@@ -57,7 +57,8 @@ def allreduce_frame(models=("bag", "minilm"), world_size: int = 2, lang: str | N
     rows = {}
     for model in models:
         t = allreduce_table(model, world_size)
-        rows[model] = {tr("parameter count", lang): f"{t['parameters']:,}", tr("gradient MB", lang): round(t["gradient_mb"], 1),
+        rows[model] = {tr("parameter count", lang): f"{t['parameters']:,}",
+                       tr("gradient MB", lang): round(t["gradient_mb"], 1),
                        **{f"{link} (s)": f"{sec:.3g}" for link, sec in t["seconds"].items()}}
     return pd.DataFrame.from_dict(rows, orient="index")
 

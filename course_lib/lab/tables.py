@@ -57,7 +57,8 @@ def facts(values: dict, lang: str | None = None, skip: tuple[str, ...] = ()) -> 
     return frame.set_index(tr("what", lang))
 
 
-COMPARISON = {"refused": "refused before any rank started", "identical": "identical?", "first_divergent_step": "first divergent step",
+COMPARISON = {"refused": "refused before any rank started", "identical": "identical?",
+              "first_divergent_step": "first divergent step",
               "max_loss_diff": "largest loss difference", "skipped_samples": "samples skipped",
               "repeated_samples": "samples repeated", "final_params_identical": "final parameters identical?"}
 
@@ -89,11 +90,15 @@ def reading(result: dict, lang: str | None = None) -> str:
 # what each file holds, why a resume needs it, and whether the textbook's checkpoint has it
 PIECES = {
     "model.pt": ("parameters", "the weights themselves", True),
-    "optimizer.pt": ("AdamW moments + step counts", "without them the first steps after a resume jump (weights-only mode)", True),
+    "optimizer.pt": ("AdamW moments + step counts",
+                     "without them the first steps after a resume jump (weights-only mode)", True),
     "scheduler.pt": ("LR schedule position", "without it warm-up restarts and the learning rate jumps", False),
-    "trainer.pt": ("epoch, step in epoch, global step, last loss, config", "where in the data to continue; which run this is", False),
-    "rng-rank": ("Python, NumPy, torch (and CUDA) RNG states of one rank", "dropout masks continue exactly (no-rng mode diverges)", False),
-    "manifest.json": ("sha256 + size of every file, step, world size, versions", "proves the checkpoint is complete and undamaged", False),
+    "trainer.pt": ("epoch, step in epoch, global step, last loss, config",
+                   "where in the data to continue; which run this is", False),
+    "rng-rank": ("Python, NumPy, torch (and CUDA) RNG states of one rank",
+                 "dropout masks continue exactly (no-rng mode diverges)", False),
+    "manifest.json": ("sha256 + size of every file, step, world size, versions",
+                      "proves the checkpoint is complete and undamaged", False),
 }
 def checkpoint_files(path: str | Path, lang: str | None = None) -> pd.DataFrame:
     """One row per file of a checkpoint: size, what it holds, why a resume needs it, and
@@ -120,8 +125,10 @@ def compare_vocabularies(tokenizers: dict, texts: list[str], lang: str | None = 
     for name, tok in tokenizers.items():
         ids = [i for seq in encode_texts(tok, texts)["input_ids"] for i in seq]
         unk = tok.unk_token_id
-        out[name] = {tr("vocabulary", lang): len(tok), tr("tokens per review", lang): round(len(ids) / max(len(texts), 1), 1),
-                     tr("unknown-token rate", lang): sum(i == unk for i in ids) / max(len(ids), 1) if unk is not None else 0.0}
+        out[name] = {tr("vocabulary", lang): len(tok),
+                     tr("tokens per review", lang): round(len(ids) / max(len(texts), 1), 1),
+                     tr("unknown-token rate", lang): (sum(i == unk for i in ids) / max(len(ids), 1) if unk is not None
+                                                      else 0.0)}
     return pd.DataFrame.from_dict({tr(k, lang): v for k, v in out.items()}, orient="index")
 
 
@@ -139,7 +146,8 @@ def policy_table(rules: Iterable[Rule | tuple], texts: Iterable[str], default: s
     Used in notebook 01 (§6)."""
     texts = list(texts)
     return pd.DataFrame({policy: RuleLabeler(rules, default, policy).label_all(texts) for policy in POLICIES},
-                        index=pd.Index([t if len(t) <= 60 else t[:57] + "..." for t in texts], name=tr("text", resolve(lang))))
+                        index=pd.Index([t if len(t) <= 60 else t[:57] + "..." for t in texts],
+                                       name=tr("text", resolve(lang))))
 
 
 
@@ -182,7 +190,8 @@ def padding_shares(report: dict, lang: str | None = None) -> pd.DataFrame:
     as a table (notebook 02, §4)."""
     lang = resolve(lang)
     rows = {tr(name, lang): f"{report[key]:.1%}" for key, name in
-            (("pad_to_max", "pad every review to max_length"), ("dynamic", "dynamic padding"), ("grouped", "length grouping"))}
+            (("pad_to_max", "pad every review to max_length"), ("dynamic", "dynamic padding"),
+             ("grouped", "length grouping"))}
     frame = pd.DataFrame({tr("share of padded positions", lang): list(rows.values())}, index=list(rows))
     frame.index.name = tr("batches (max_length {m}, batch {b})", lang, m=report["max_length"], b=report["batch_size"])
     return frame
@@ -342,7 +351,8 @@ def real_scale_figures(run=None, lang: str | None = None) -> pd.DataFrame:
     from course_lib.beyond.real_scale import LongRun
 
     lang, run = resolve(lang), run or LongRun()
-    rows = {name: {tr("value", lang): f"{f.value:,.0f} {f.unit}".strip() if f.value >= 100 else f"{f.value:g} {f.unit}".strip(),
+    rows = {name: {tr("value", lang): f"{f.value:,.0f} {f.unit}".strip() if f.value >= 100 else
+                   f"{f.value:g} {f.unit}".strip(),
                    tr("what", lang): tr(f.what, lang),
                    tr("published or assumed", lang): f.source if not f.source.startswith("assumed") else
                    tr(f.source, lang)}
@@ -361,7 +371,8 @@ def real_scale(advice: dict, lang: str | None = None) -> pd.DataFrame:
             tr("mean time between failures", lang): f"{advice['mtbf_hours']:.1f} h",
             tr("checkpoint size", lang): f"{advice['checkpoint_tb']:.1f} TB",
             tr("training waits per save", lang): f"{a['blocking_seconds']:.2f} s",
-            tr("best interval", lang): tr("every {k} steps ({m:.1f} min)", lang, k=a["optimum_steps"], m=a["optimum_minutes"]),
+            tr("best interval", lang): tr("every {k} steps ({m:.1f} min)", lang, k=a["optimum_steps"],
+                                          m=a["optimum_minutes"]),
             tr("time lost at the best interval", lang): f"{a['lost_share']:.1%}",
             tr("of it, restarts alone", lang): f"{a['lost_to_restarts']:.1%}",
             tr("time lost saving once an hour", lang): f"{a['lost_saving_every_hour']:.1%}"}

@@ -166,7 +166,8 @@ class InterruptionLab:
         label = f"killed {report['kills']}x ({self.kill_mode.value}), resumed {self.resume_mode.value}"
         self.figure = plots.interruption(ref, {label: run.run_dir}, steps)
         self.status.value = f"<b>{tr('identical' if self.result['identical'] else 'different', self.lang)}</b>"
-        self.report_text = "\n".join(report["interruptions"] or [tr("the run finished before the kill step (no interruption)", self.lang)]) \
+        self.report_text = "\n".join(report["interruptions"]
+                                     or [tr("the run finished before the kill step (no interruption)", self.lang)]) \
             + "\n" + format_report(self.result, self.lang) + "\n"
         show_figure(self.output, self.figure)
         self.output.append_stdout(self.report_text)
@@ -205,7 +206,8 @@ class SaveIntervalExplorer:
         for control in (self.mtbf, self.save_cost, self.covered):
             control.observe(lambda _change: self.update(), names="value")
         # the share covered is station 5's survivors' save: station 4 shows the explorer without it
-        self.widget = W.VBox([self.mtbf, self.save_cost, *([self.covered] if show_covered else []), self.answer, self.output])
+        self.widget = W.VBox([self.mtbf, self.save_cost, *([self.covered] if show_covered else []), self.answer,
+                              self.output])
         self.update()
 
     @classmethod

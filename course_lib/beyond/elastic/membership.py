@@ -198,7 +198,8 @@ class ElasticGroup:
         run_key = hashlib.blake2b(cfg.run_dir.encode(), digest_size=6).hexdigest()  # the same command line on every node
 
         def client():
-            return dist.PrefixStore(f"course_lib/{run_key}", dist.TCPStore(host, int(port), is_master=False, timeout=timeout))
+            return dist.PrefixStore(f"course_lib/{run_key}",
+                                    dist.TCPStore(host, int(port), is_master=False, timeout=timeout))
 
         self.backend, self.timeout, self.store = backend, timeout, client()
         # when this process began (``python -m course_lib`` notes it first thing), for the timeline

@@ -10,7 +10,8 @@ tensors alone a fraction of it.
 
 Both sides compute :func:`training_state_digest` (a sha256 of every tensor and number, by name,
 so it does not depend on how the state was packed): the receiver checks its digest against the
-sender's, and anyone can check it against the checkpoint of the same step. The checkpoint is still written: disk stays the fallback.
+sender's, and anyone can check it against the checkpoint of the same step. The checkpoint is still \
+written: disk stays the fallback.
 """
 from __future__ import annotations
 

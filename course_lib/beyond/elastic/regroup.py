@@ -127,7 +127,8 @@ class Member:
         self.parts = None
         if self.trainer.rank == 0:
             self.report.line(f"The group re-formed in-process on {decision.world_size} rank(s) ({reason}), "
-                             f"{time.time() - noticed:.2f} s after it noticed; step {self.trainer.state.global_step + 1} next")
+                             f"{time.time() - noticed:.2f} s after it noticed; "
+                             f"step {self.trainer.state.global_step + 1} next")
 
     def _share_state(self, decision: Decision) -> None:
         """A collective of the new group: the members in ``decision.needs_state`` get the state of
