@@ -26,7 +26,7 @@ def _check_audit(funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
     first = next((f for f in report.findings if f.defect), None)
     if first is None and report.exact:
         return say(lang, "exact: {n} real faults, and after each the run went on bit-identically to the run never "
-                         "interrupted", "逐位相同：{n} 次真实的故障，每次之后训练都与从未中断的那次逐位相同地继续",
+                         "interrupted", "逐位相同：{n} 次真实的故障，每一次之后的续训都与从未中断的训练逐位相同",
                    n=report.faults), details
     line = tr(first.template, lang, **first.values)
     raise Fail(say(lang, "not exact yet: {line}. Fix: {fix}", "还不是逐位相同：{line}。修正：{fix}", line=line,
@@ -34,14 +34,14 @@ def _check_audit(funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
 
 
 register(Exercise(
-    "05.audit", ("Fix a loop until the audit says exact", "修一个训练循环，直到审计说逐位相同"),
+    "05.audit", ("Fix a loop until the audit says exact", "修一个训练循环，直到审计的结论是逐位相同"),
     ("save_checkpoint", "load_checkpoint"), _check_audit,
     hints=[("Run the check and read its one line: the audit names the first piece of state or the first habit that "
             "breaks the resume. Fix that, run it again: one finding at a time.",
-            "运行检查，读它给出的那一行：审计指出第一个让续训出错的状态或做法。改掉它，再运行：一次改一处。"),
+            "运行检查，读它给出的那一行：审计会指出第一个让续训出错的状态或习惯做法。改掉它，再运行：一次只改一个问题。"),
            ("The next step reads the model, the optimizer's state, the scheduler (the learning rate), torch's RNG "
             "(dropout: torch.get_rng_state / set_rng_state) and where the loop is: the epoch and the step within it.",
-            "下一步要读的是：模型、优化器状态、scheduler（学习率）、torch 的随机数生成器（dropout："
+            "下一步要读的是：模型、优化器状态、学习率调度器（决定当前的学习率）、torch 的随机数生成器（dropout："
             "torch.get_rng_state / set_rng_state），以及训练循环的位置：epoch 和 epoch 内的步。"),
            ("Write the file atomically: torch.save into path + '.tmp' opened with open(..., 'wb'), f.flush(), "
             "os.fsync(f.fileno()), then os.replace(tmp, path); load_checkpoint returns (epoch, step).",
