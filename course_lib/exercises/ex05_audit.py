@@ -8,7 +8,7 @@ from pathlib import Path
 from course_lib.audit import AuditError, audit
 from course_lib.exercises.base import Exercise, Fail, register, say
 from course_lib.exercises.carry import carry_for_check
-from course_lib.lab.i18n import tr
+from course_lib.lab.audit_view import finding_line
 
 LOOP = Path(__file__).resolve().parent / "audit_loop.py"
 FAULTS = 4  # one run, killed four times: a SIGKILL, a SIGTERM, a cut save, a kill right after a save
@@ -28,9 +28,9 @@ def _check_audit(funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
         return say(lang, "exact: {n} real faults, and after each the run went on bit-identically to the run never "
                          "interrupted", "逐位相同：{n} 次真实的故障，每一次之后的续训都与从未中断的训练逐位相同",
                    n=report.faults), details
-    line = tr(first.template, lang, **first.values)
-    raise Fail(say(lang, "not exact yet: {line}. Fix: {fix}", "还不是逐位相同：{line}。修正：{fix}", line=line,
-                   fix=tr(first.fix, lang)), details)
+    line, fix = finding_line(first, lang)
+    raise Fail(say(lang, "not exact yet: {line}. Fix: {fix}", "还不是逐位相同：{line}。修正：{fix}", line=line, fix=fix),
+               details)
 
 
 register(Exercise(

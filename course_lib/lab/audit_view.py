@@ -141,7 +141,7 @@ def finding_line(finding, lang: str) -> tuple[str, str]:
 
 def audit_findings(report: Report, lang: str | None = None) -> pd.DataFrame:
     """What the audit found, in the order to fix it: each finding, after how many faults it was
-    seen, its fix. Notebook 05, §10."""
+    seen, its fix. Notebook 05, §6."""
     lang = resolve(lang)
     rows = []
     for f in report.findings:
@@ -155,7 +155,7 @@ def audit_findings(report: Report, lang: str | None = None) -> pd.DataFrame:
 
 def audit_faults(report: Report, lang: str | None = None) -> pd.DataFrame:
     """One row per fault: what struck, where the resumed run went on from, which state matched
-    there, where the runs parted. Notebook 05, §10."""
+    there, where the runs parted. Notebook 05, §6."""
     lang = resolve(lang)
     rows = report.rows()
     if lang == "zh":
@@ -170,7 +170,7 @@ def audit_faults(report: Report, lang: str | None = None) -> pd.DataFrame:
 
 
 def audit_verdict(report: Report, lang: str | None = None) -> str:
-    """The audit's verdict in one line (its exit code: 0 only when exact). Notebook 05, §10."""
+    """The audit's verdict in one line (its exit code: 0 only when exact). Notebook 05, §6."""
     if resolve(lang) != "zh":
         return report.verdict
     if report.deterministic:
