@@ -5,6 +5,7 @@ tests/test_audit_zoo.py."""
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -13,9 +14,11 @@ from course_lib.audit import AuditError, audit
 from course_lib.audit.attempt import probe_env, run_attempt
 from course_lib.audit.findings import KINDS as FINDINGS
 from course_lib.audit.findings import Finding, merge
-from course_lib.audit.plan import Fault, plan
+from course_lib.audit.plan import Fault, given, plan
 from course_lib.audit.probe.course_lib_audit_probe import digest, resume_point
 from course_lib.audit.records import read_processes
+from course_lib.audit.report import Report
+from course_lib.audit.verdict import FaultRow, RunVerdict, passed_over
 
 TINY = '''import os, sys, torch
 torch.manual_seed(0)
@@ -75,6 +78,23 @@ def test_the_plan_is_the_seeds_and_spreads_the_faults_over_the_run():
 def test_a_script_that_never_saves_gets_only_kills_and_preemptions():
     kinds = {f.kind for run in plan(30, [0], {}, count=6) for f in run}
     assert kinds <= {"sigkill", "sigterm"} and kinds
+
+
+def test_a_fault_a_run_went_past_strikes_a_fresh_run_and_its_note_goes():
+    """A SIGTERM saved one step late (the kit votes at a step's end) resumes two steps on: the
+    run's next fault leaves that gap; a fault an exact run still went past is dealt again, once."""
+    term, kill = Fault("sigterm", 5, None), Fault("sigkill", 6, 1)
+    assert given([term, kill], per_run=2) == [[term], [kill]]
+    assert given([Fault("sigkill", 5, 0), kill], per_run=2) == [[Fault("sigkill", 5, 0), kill]]
+    run = RunVerdict([FaultRow(term, True), FaultRow(kill, False)], [], steps=9, reference_steps=9, final_identical=True)
+    assert passed_over(run, [term, kill, Fault("sigkill", 8, 0)]) == [kill, Fault("sigkill", 8, 0)]
+    broken = RunVerdict(run.rows, [Finding("optimizer", {})], steps=9, reference_steps=9, final_identical=False)
+    assert passed_over(broken, [term, kill]) == [], "a broken run's faults would show its defect again"
+    note = Finding("undelivered-ended", {"fault": kill.for_report(), "reached": 9, "code": 0})
+    later = RunVerdict([FaultRow(kill, True)], [], steps=9, reference_steps=9, final_identical=True)
+    report = Report(["python", "t.py", "{run}"], None, Path("."), 0, {}, [], [],
+                    runs=[RunVerdict(run.rows, [note], 9, 9, True), later])
+    assert report.faults == 2 and "undelivered-ended" not in [f.kind for f in report.findings]
 
 
 def test_findings_merge_one_per_kind_in_the_order_to_fix_them():
