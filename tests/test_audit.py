@@ -15,7 +15,7 @@ from course_lib.audit.attempt import probe_env, run_attempt
 from course_lib.audit.findings import KINDS as FINDINGS
 from course_lib.audit.findings import Finding, merge
 from course_lib.audit.plan import Fault, given, plan
-from course_lib.audit.probe.course_lib_audit_probe import digest, resume_point
+from course_lib.audit.probe.course_lib_audit_digests import digest, resume_point
 from course_lib.audit.records import read_processes
 from course_lib.audit.report import Report
 from course_lib.audit.verdict import FaultRow, RunVerdict, passed_over

@@ -2,7 +2,7 @@
 restart with the uninterrupted run from the step it went on from.
 
 The unit is a *segment*: the steps one process of one rank took. A segment's first step says
-where it went on from (:func:`course_lib_audit_probe.resume_point`: the reference step whose state
+where it went on from (:func:`course_lib_audit_digests.resume_point`: the reference step whose state
 after it equals this process's state before its first step); from there each of its steps is
 set beside the reference's step of the same number, component by component, in the order a
 step reads them (:data:`ORDER`). What this module returns are facts (:class:`Segment`,
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from course_lib.audit.probe.course_lib_audit_probe import resume_point
+from course_lib.audit.probe.course_lib_audit_digests import resume_point
 from course_lib.audit.records import Process, alignment_table, by_step, segments
 
 # what a step is made of, in the order it reads them: a difference earlier in the list explains the later ones

@@ -93,7 +93,7 @@ def by_step(process: Process) -> dict[int, dict]:
 def alignment_table(processes: list[Process]) -> dict[str, list]:
     """Per rank, ``[c, params, state]`` for every state of the reference after step ``c`` that the
     probe digested: before the first step (``c = 0``), after each full step, at each save. A
-    resumed process is found in it by content (``course_lib_audit_probe.resume_point``)."""
+    resumed process is found in it by content (``course_lib_audit_digests.resume_point``)."""
     table: dict[str, list] = {}
     for p in stepping(processes):
         first = p.steps[0]

@@ -1,0 +1,119 @@
+"""The audit's digests of a process's state, and where a resume went on from (stdlib + torch only).
+
+Imported by :mod:`course_lib_audit_probe` inside every process of an audited run (this folder is
+on its ``PYTHONPATH``), and by the kit's judge (:mod:`course_lib.audit.judge`), which compares
+the digests the two sides wrote. A digest is sha256 over per-tensor CRC32s (dtype, shape and
+bytes), cut to ``DIGEST_CHARS`` hex characters: equal digests, equal bits.
+"""
+from __future__ import annotations
+
+import hashlib
+import random
+import sys
+import zlib
+
+DIGEST_CHARS = 16
+
+
+# --------------------------------------------------------------------------- digests
+def _bytes_of(tensor):
+    """The raw bytes of a tensor, without a copy where it is a contiguous CPU tensor."""
+    t = tensor.detach()
+    if t.device.type != "cpu":
+        t = t.cpu()
+    t = t.contiguous().reshape(-1)
+    try:
+        return t.view(_torch().uint8).numpy()
+    except (RuntimeError, TypeError):  # no NumPy, or a dtype it cannot view
+        return bytes(t.untyped_storage())[: t.numel() * t.element_size()]
+
+
+def _feed(h, value) -> None:
+    """Hash ``value`` (tensors, containers, numbers, strings) into ``h``, structure included."""
+    torch = _torch()
+    if torch is not None and isinstance(value, torch.Tensor):  # its bytes by CRC-32: twice sha256's speed here
+        h.update(f"T{value.dtype}{tuple(value.shape)}".encode())
+        h.update(zlib.crc32(_bytes_of(value)).to_bytes(4, "little"))
+    elif type(value).__module__ == "numpy" and hasattr(value, "tobytes"):
+        h.update(f"N{getattr(value, 'dtype', '')}{getattr(value, 'shape', '')}".encode())
+        h.update(value.tobytes())
+    elif isinstance(value, dict):
+        h.update(b"{")
+        for key in sorted(value, key=repr):
+            h.update(repr(key).encode())
+            _feed(h, value[key])
+        h.update(b"}")
+    elif isinstance(value, (list, tuple)):
+        h.update(b"[")
+        for item in value:
+            _feed(h, item)
+        h.update(b"]")
+    else:
+        h.update(repr(value).encode())
+
+
+def digest(*values) -> str:
+    """A short hex digest of ``values``: sha256 over their structure, with each tensor's dtype,
+    shape and the CRC-32 of its bytes (a state that differs in one tensor is missed with odds of
+    2**-32; in several, of 2**-32 for each)."""
+    h = hashlib.sha256()
+    for v in values:
+        _feed(h, v)
+    return h.hexdigest()[:DIGEST_CHARS]
+
+
+def _params(optimizer) -> list:
+    return [p for group in optimizer.param_groups for p in group["params"]]
+
+
+def params_digest(optimizer) -> str:
+    return digest(_params(optimizer))
+
+
+def grads_digest(optimizer) -> str:
+    return digest([p.grad if p.grad is not None else "none" for p in _params(optimizer)])
+
+
+def state_digest(optimizer) -> str:
+    """The optimizer's per-parameter state (Adam's moments and step counts), in parameter order."""
+    return digest([optimizer.state.get(p, {}) for p in _params(optimizer)])
+
+
+def rng_digests() -> dict:
+    """A digest of every global RNG a step can draw from."""
+    out = {"python": digest(random.getstate())}
+    np = sys.modules.get("numpy")
+    if np is not None:
+        out["numpy"] = digest(list(np.random.get_state()))
+    torch = _torch()
+    if torch is not None:
+        out["torch"] = digest(torch.get_rng_state())
+        if torch.cuda.is_available() and torch.cuda.is_initialized():
+            out["cuda"] = digest(torch.cuda.get_rng_state_all())
+    return out
+
+
+def hyper_digest(optimizer) -> str:
+    """The param groups' settings other than the parameters and the learning rate."""
+    return digest([{k: v for k, v in g.items() if k not in ("params", "lr")} for g in optimizer.param_groups])
+
+
+def _torch():
+    return sys.modules.get("torch")
+
+
+# --------------------------------------------------------------------------- where a resume went on
+def resume_point(table: list, params: str, state: str, hint: int | None = None) -> int | None:
+    """The step ``c`` of the reference run whose state after it equals ``(params, state)`` (the
+    state before a resumed process's first step): the resume went on from there. ``table``:
+    ``[c, params, state]`` rows of the reference (``c = 0``: before its first step). The
+    parameters and the optimizer state must both match; failing that, the parameters alone (an
+    optimizer restored wrongly). Several matches (a step that changed nothing): the latest not
+    after ``hint``, the newest step the interrupted attempt reached. ``None``: no state of the
+    reference run."""
+    for rows in ([r for r in table if r[1] == params and r[2] == state], [r for r in table if r[1] == params]):
+        if rows:
+            steps = sorted({r[0] for r in rows})
+            before = [c for c in steps if hint is None or c <= hint]
+            return (before or steps)[-1]
+    return None
