@@ -50,6 +50,17 @@ def pytest_addoption(parser):
                     help="the grader's seed: every learner meets the same kills (default 0)")
 
 
+    parser.addoption("--audit-faults", metavar="N", type=int, default=20,
+                     help="real faults for the audits that must come out exact (the correct zoo scripts, the kit's "
+                          "trainer; default 20). .ci/run gives fewer to keep within its 15 minutes; "
+                          "python bench/audit_zoo.py audits every one with 20")
+
+
+@pytest.fixture
+def exact_faults(request) -> int:
+    return request.config.getoption("--audit-faults")
+
+
 def pytest_configure(config):
     config.exercise_rows = []
 

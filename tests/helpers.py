@@ -48,3 +48,13 @@ def digest_of_checkpoint(path) -> str:
     from course_lib.checkpoint.store import load_part
 
     return training_state_digest({name: load_part(path, name) for name in STATE_PARTS})
+
+
+def solution_lines(exercise: str) -> set[str]:
+    """The reference solution's lines a diagnosis must not show (16 characters or more, no comments)."""
+    import inspect
+
+    from course_lib.exercises import solution_of
+
+    return {line.strip() for fn in solution_of(exercise) for line in inspect.getsource(fn).splitlines()[1:]
+            if len(line.strip()) >= 16 and not line.strip().startswith("#")}

@@ -2,6 +2,7 @@
 wrong answers with the right diagnosis; the 04/05 checks kill the learner's training for real. An
 answer is shown only when asked for, no hint gives the code away, and the quizzes' numbers are
 those of their sources."""
+import functools
 import importlib
 import inspect
 import json
@@ -18,6 +19,7 @@ from course_lib.exercises.carry import CannotCarry, write_module
 from course_lib.exercises.grading import find_submissions, grade_one
 from course_lib.exercises.quiz import QUESTIONS, options
 from tests.conftest import REPO
+from tests.helpers import solution_lines
 
 SPAWNING = {ex for ex, e in EXERCISES.items() if e.spawns}
 FAST = sorted(set(EXERCISES) - SPAWNING)
@@ -36,6 +38,13 @@ def _also_right():
             for label, funcs in answers]
 
 
+@functools.cache
+def solved(exercise: str, lang: str = "en"):
+    """The reference solution's check, once per exercise and language (a spawning check starts real
+    processes for tens of seconds; two tests read it, and --dist loadfile keeps them on one worker)."""
+    return check(exercise, *solution_of(exercise), seed=11, lang=lang)
+
+
 def test_every_notebook_has_two_code_exercises_with_hints_and_a_solution():
     for nb in ("01", "02", "03", "04", "05"):
         mine = [e for e in EXERCISES.values() if e.id.startswith(nb)]
@@ -46,7 +55,7 @@ def test_every_notebook_has_two_code_exercises_with_hints_and_a_solution():
 
 @pytest.mark.parametrize("exercise", FAST)
 def test_the_reference_solution_passes(exercise):
-    result = check(exercise, *solution_of(exercise), seed=11, lang="en")
+    result = solved(exercise)
     assert result.passed, result.diagnosis
 
 
@@ -59,7 +68,7 @@ def test_a_wrong_answer_fails_with_its_diagnosis(exercise, funcs, expected):
 @pytest.mark.slow
 @pytest.mark.parametrize("exercise", sorted(SPAWNING))
 def test_the_reference_solution_passes_in_real_processes(exercise):
-    result = check(exercise, *solution_of(exercise), seed=11, lang="en")
+    result = solved(exercise)
     assert result.passed, result.diagnosis
 
 
@@ -158,33 +167,21 @@ def _assert_no_answer_given(exercise, stub_result, reference_result):
     answer = reference_result.details.get("answer")
     if answer is not None:
         assert str(answer) not in stub_result.diagnosis, stub_result.diagnosis
-    solution_lines = {line.strip() for fn in solution_of(exercise) for line in inspect.getsource(fn).splitlines()[1:]
-                      if len(line.strip()) >= 16 and not line.strip().startswith("#")}
-    assert not [line for line in solution_lines if line in stub_result.diagnosis], stub_result.diagnosis
+    assert not [line for line in solution_lines(exercise) if line in stub_result.diagnosis], stub_result.diagnosis
 
 
 @pytest.mark.parametrize("exercise", FAST)
 def test_a_check_on_the_unfilled_answer_fails_without_giving_the_answer_away(exercise, tmp_path):
-    """What a learner gets for running the check before writing anything: where to start, not the answer."""
+    """What a learner gets for running the check before writing anything: where to start, not the answer.
+    (The exercises that spawn processes: tests/test_notebooks.py, on the checks Run All makes.)"""
     stubs = _notebook_stubs(tmp_path)
     if exercise not in stubs:
         pytest.skip(f"{exercise} has no answer cell in a notebook yet")
     stub = stubs[exercise]
     _assert_no_answer_given(exercise, check(exercise, *stub, seed=11, lang="en"),
-                            check(exercise, *solution_of(exercise), seed=11, lang="en"))
+                            solved(exercise))
     _assert_no_answer_given(exercise, check(exercise, *stub, seed=11, lang="zh"),
-                            check(exercise, *solution_of(exercise), seed=11, lang="zh"))
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("exercise", sorted(SPAWNING))
-def test_a_check_on_the_unfilled_answer_in_real_processes_gives_nothing_away(exercise, tmp_path):
-    stubs = _notebook_stubs(tmp_path)
-    if exercise not in stubs:
-        pytest.skip(f"{exercise} has no answer cell in a notebook yet")
-    stub = stubs[exercise]
-    _assert_no_answer_given(exercise, check(exercise, *stub, seed=11, lang="en"),
-                            check(exercise, *solution_of(exercise), seed=11, lang="en"))
+                            solved(exercise, "zh"))
 
 
 def test_run_all_prints_no_hint_and_no_solution():

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
+from helpers import solution_lines
 
 from course_lib.lab.edition import SMALL, execute  # one source: the HTML edition runs the same notebooks, the same way
 
@@ -81,6 +82,7 @@ def test_notebook_runs(name, lang, tmp_path, monkeypatch):
     shown = json.dumps([o for _, o in outputs], ensure_ascii=False)
     assert not re.search(r"Hint \d+ of \d+|提示 \d+/\d+|reference solution of|参考答案：course_lib", shown), \
         "Run All printed a hint or a solution: they come on request only"
+    assert_checks_fail_and_give_nothing_away(nb)
     noise = [(cid, "".join(o["text"])[:200]) for cid, o in outputs
              if o.get("name") == "stderr" and "Warning" in "".join(o["text"])]
     assert not noise, noise
@@ -89,3 +91,20 @@ def test_notebook_runs(name, lang, tmp_path, monkeypatch):
         passes, fails = ("通过", "未通过") if lang == "zh" else ("passes", "fails")
         assert passes in shown and fails not in shown, shown
         assert "Rotten Tomatoes" in json.dumps(nb)
+        report = json.loads((tmp_path / "runs" / "audit" / "report.json").read_text())  # section 6's audit
+        found = [f["kind"] for f in report["findings"] if f["defect"]]  # what section 6 says the chapter's loop loses
+        assert found == ["not-atomic", "sigterm-no-save", "rng"] and report["exit_code"] == 1, found
+
+
+def assert_checks_fail_and_give_nothing_away(nb) -> None:
+    """Run All checks every exercise on its unfilled answer, in real processes where the exercise
+    spawns them: each check fails ("FAIL ..."), and shows no line of the reference solution."""
+    for cell in nb["cells"]:
+        found = re.fullmatch(r"ex-(\d\d)-(\w+)-check", cell.get("id", ""))
+        if not found:
+            continue
+        exercise = f"{found[1]}.{found[2]}"
+        shown = "".join("".join(o.get("data", {}).get("text/plain", "")) + "".join(o.get("text", ""))
+                        for o in cell["outputs"])
+        assert re.search(rf"^FAIL {re.escape(exercise)} ", shown, re.M), (exercise, shown[:300])
+        assert not [line for line in solution_lines(exercise) if line in shown], (exercise, shown)
