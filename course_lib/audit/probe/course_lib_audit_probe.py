@@ -36,16 +36,8 @@ import signal
 import sys
 import time
 
-from course_lib_audit_digests import (  # beside this file, on the run's PYTHONPATH
-    _torch,
-    digest,
-    grads_digest,
-    hyper_digest,
-    params_digest,
-    resume_point,
-    rng_digests,
-    state_digest,
-)
+# the digests, beside this file: on the run's PYTHONPATH in an audited process, in the kit's package for its map
+digests = importlib.import_module(f"{__package__}.course_lib_audit_digests" if __package__ else "course_lib_audit_digests")
 
 ENV = "COURSE_LIB_AUDIT"
 
@@ -97,7 +89,7 @@ class Probe:
     # ------------------------------------------------------------------ who and where
     @staticmethod
     def rank() -> int:
-        torch = _torch()
+        torch = digests._torch()
         dist = getattr(torch, "distributed", None) if torch is not None else None
         if dist is not None and dist.is_available() and dist.is_initialized():
             return dist.get_rank()
@@ -116,7 +108,7 @@ class Probe:
             with open(ref) as f:
                 self._table = json.load(f)
         table = self._table.get(str(self.rank()), [])
-        self.offset = resume_point(table, params, state, self.cfg.get("hint"))
+        self.offset = digests.resume_point(table, params, state, self.cfg.get("hint"))
 
     # ------------------------------------------------------------------ the optimizer's hooks
     def before_step(self, optimizer, args, kwargs) -> None:
@@ -126,15 +118,15 @@ class Probe:
         index = self.optimizers.setdefault(id(optimizer), len(self.optimizers))
         full = first or k % self.every == 0
         pre = {"k": k, "opt": index, "rank": self.rank(), "lr": [float(g["lr"]) for g in optimizer.param_groups],
-               "hyper": hyper_digest(optimizer), "rng": rng_digests(), "data": self.batches or None,
+               "hyper": digests.hyper_digest(optimizer), "rng": digests.rng_digests(), "data": self.batches or None,
                "pos": self.positions}
         self.batches, self.positions = [], []
         if first and index == 0:
-            pre["params_before"], pre["state_before"] = params_digest(optimizer), state_digest(optimizer)
+            pre["params_before"], pre["state_before"] = digests.params_digest(optimizer), digests.state_digest(optimizer)
             self._align(optimizer, pre["params_before"], pre["state_before"])
             pre["resumed_from"] = self.offset
         if full:
-            pre["grads"] = grads_digest(optimizer)
+            pre["grads"] = digests.grads_digest(optimizer)
         pre["g"] = self.global_step(k)
         self.pre = pre
         self.seconds += time.perf_counter() - t0
@@ -146,7 +138,7 @@ class Probe:
         self.last = optimizer
         record = {"type": "step", **self.pre}
         if "grads" in record:  # a full record: the state after the step too
-            record["params"], record["state"] = params_digest(optimizer), state_digest(optimizer)
+            record["params"], record["state"] = digests.params_digest(optimizer), digests.state_digest(optimizer)
         self.seconds += time.perf_counter() - t0
         record["probe_s"] = round(self.seconds, 6)
         record["t"] = time.time()
@@ -190,7 +182,7 @@ class Probe:
                   "target": _target(f)}
         if self.last is not None:  # the state this save holds, to find a resume from it by content
             t0 = time.perf_counter()
-            record["params"], record["state"] = params_digest(self.last), state_digest(self.last)
+            record["params"], record["state"] = digests.params_digest(self.last), digests.state_digest(self.last)
             self.seconds += time.perf_counter() - t0
         self.write(record)
         self.saved_at = self.steps
@@ -251,15 +243,16 @@ class Probe:
 
     def batch(self, value, position) -> None:
         t0 = time.perf_counter()
-        self.batches.append(digest(value))
+        self.batches.append(digests.digest(value))
         self.positions.append(position)
         self.seconds += time.perf_counter() - t0
 
     def end(self, how: str) -> None:
         if self.last is None or self.fd is None:
             return
-        self.write({"type": "end", "how": how, "k": self.steps, "rank": self.rank(), "params": params_digest(self.last),
-                    "state": state_digest(self.last), "probe_s": round(self.seconds, 6), "t": time.time()})
+        self.write({"type": "end", "how": how, "k": self.steps, "rank": self.rank(),
+                    "params": digests.params_digest(self.last), "state": digests.state_digest(self.last),
+                    "probe_s": round(self.seconds, 6), "t": time.time()})
         self.last = None  # once
 
 
