@@ -74,7 +74,7 @@ def start(s: LoopSettings, timeout: float = 180) -> int:
 
 def reference(exercise: str) -> Path:
     """The loop never interrupted, with the reference solution (trained once, then reused)."""
-    run_dir = cache_root() / "exercises" / f"reference-{exercise}-v1"
+    run_dir = cache_root() / "exercises" / f"reference-{exercise}-v2"  # v2: one thread
     if not (run_dir / "final" / "summary.json").exists():
         shutil.rmtree(run_dir, ignore_errors=True)
         start(LoopSettings(str(run_dir), data_file(), exercise, None))

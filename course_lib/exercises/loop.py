@@ -310,6 +310,7 @@ def attempt(settings_file: str) -> None:
     import traceback
 
     s = LoopSettings(**json.loads(Path(settings_file).read_text()))
+    torch.set_num_threads(1)  # the reference (cached) and every attempt split their kernels the same way, any machine
     try:
         run(s)
     except Exception:
