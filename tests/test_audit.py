@@ -20,6 +20,9 @@ from course_lib.audit.records import read_processes
 from course_lib.audit.report import Report
 from course_lib.audit.verdict import FaultRow, RunVerdict, passed_over
 
+# one worker runs the whole file (its module fixture is trained once): .ci/run uses --dist loadgroup
+pytestmark = pytest.mark.xdist_group("test_audit")
+
 TINY = '''import os, sys, torch
 torch.manual_seed(0)
 out = sys.argv[1]

@@ -14,6 +14,9 @@ from course_lib.beyond.elastic.drill import node_drill
 from course_lib.lab.tables import elastic_timeline
 from course_lib.watch.compare import compare_runs
 
+# one worker runs the whole file (its module fixture is trained once): .ci/run uses --dist loadgroup
+pytestmark = pytest.mark.xdist_group("test_elastic")
+
 linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="kills a node's processes through /proc")
 
 

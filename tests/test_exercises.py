@@ -40,8 +40,7 @@ def _also_right():
 
 @functools.cache
 def solved(exercise: str, lang: str = "en"):
-    """The reference solution's check, once per exercise and language (a spawning check starts real
-    processes for tens of seconds; two tests read it, and --dist loadfile keeps them on one worker)."""
+    """The reference solution's check, once per exercise and language (per worker): several tests read it."""
     return check(exercise, *solution_of(exercise), seed=11, lang=lang)
 
 

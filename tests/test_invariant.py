@@ -14,6 +14,9 @@ from course_lib.ddp.models import build_model
 from course_lib.lab.drills import interrupt_and_resume
 from course_lib.watch.compare import compare_runs
 
+# one worker runs the whole file (its module fixture is trained once): .ci/run uses --dist loadgroup
+pytestmark = pytest.mark.xdist_group("test_invariant")
+
 
 def test_the_tree_and_the_layout():
     assert tree_sum([1, 2, 3, 4]) == (1 + 2) + (3 + 4)

@@ -5,6 +5,9 @@ import pytest
 from course_lib.data import prepare
 from course_lib.lab import masking
 
+# one worker runs the whole file (its module fixture is trained once): .ci/run uses --dist loadgroup
+pytestmark = pytest.mark.xdist_group("test_masking")
+
 
 @pytest.fixture(scope="module")
 def prepared():

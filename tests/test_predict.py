@@ -16,6 +16,9 @@ from course_lib.config import ConfigError  # noqa: E402
 from course_lib.ddp.launch import launch  # noqa: E402
 from course_lib.predict import load_classifier, out_of_domain, predict  # noqa: E402
 
+# one worker runs the whole file (its module fixture is trained once): .ci/run uses --dist loadgroup
+pytestmark = pytest.mark.xdist_group("test_predict")
+
 REVIEWS = ["An absolute joy from start to finish, wonderful acting.", "Dull, boring and far too long. A waste of time."]
 
 

@@ -8,6 +8,9 @@ from course_lib.data.tokenization import (
     train_tokenizer,
 )
 
+# one worker runs the whole file (its module fixture is trained once): .ci/run uses --dist loadgroup
+pytestmark = pytest.mark.xdist_group("test_tokenization")
+
 
 @pytest.fixture(scope="module")
 def wp():
