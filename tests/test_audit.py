@@ -126,8 +126,14 @@ def _run(tiny, name, fault=None):
                             tiny / f"{name}.log", fault=fault, timeout=120)
 
 
-def test_the_probe_records_every_step_of_an_unchanged_script(tiny):
-    run, attempt = _run(tiny, "plain")
+@pytest.fixture(scope="module")
+def plain(tiny):
+    """The tiny script run once, watched and undisturbed (its checkpoint is what a cut save is half of)."""
+    return _run(tiny, "plain")
+
+
+def test_the_probe_records_every_step_of_an_unchanged_script(tiny, plain):
+    run, attempt = plain
     assert attempt.exit_code == 0, attempt.tail()
     [process] = read_processes(tiny / "plain-records")
     steps = process.steps
@@ -150,14 +156,14 @@ def test_a_fault_is_a_real_sigkill_as_its_step_begins(tiny):
     assert len(process.steps) == 3 and process.fault["at"] == 4 and process.end is None
 
 
-def test_a_cut_save_leaves_half_the_file_and_dies(tiny):
+def test_a_cut_save_leaves_half_the_file_and_dies(tiny, plain):
     run, attempt = _run(tiny, "cut", {"mode": "during-save", "at": 2, "rank": 0, "nth": 0})
     assert attempt.exit_code == -9
     [process] = attempt.processes
     assert len(process.steps) == 2 and process.fault["target"] == str(run / "last.pt")
     import torch
 
-    whole = (run.parent / "plain" / "last.pt").stat().st_size
+    whole = (plain[0] / "last.pt").stat().st_size
     assert 0 < (run / "last.pt").stat().st_size < 0.6 * whole
     with pytest.raises((RuntimeError, OSError)):  # what torch says of half a zip archive
         torch.load(run / "last.pt", weights_only=True)
