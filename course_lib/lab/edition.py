@@ -36,8 +36,7 @@ SMALL = {
                                         "DRILL_INTERVALS": [20]},
     "05_interruption_resume.ipynb": {"BOOK_EPOCHS": 3, "BOOK_SAVE_INTERVAL": 2, "BOOK_KILL_AT": 40, "TRAIN_LIMIT": 1200,
                                      "KILL_AT": 12, "SAVE_EVERY": 5, "CAPSTONE_QUICK": True, "MODES": ["weights-only"],
-                                     "ELASTIC_EPOCHS": 12, "EMBED_DIM": 8,
-                                     "AUDIT_FAULTS": ["sigterm@10", "during-save@12"]},  # still the three losses
+                                     "ELASTIC_EPOCHS": 12, "EMBED_DIM": 8},
 }
 
 
