@@ -110,6 +110,10 @@ def test_findings_merge_one_per_kind_in_the_order_to_fix_them():
     assert merged[1].count == 2
     assert merged[1].line.startswith("after SIGKILL rank 1 at step 7, the state of torch's CPU RNG differs")
     assert all(fix for kind, (_, fix) in FINDINGS.items() if Finding(kind).defect), "every defect says its fix"
+    back = {"fault": first, "step": 13, "other": 1, "n": 12}
+    lost = merge([Finding("epoch", back), Finding("position", {**back, "n": 5})])
+    assert [(f.kind, f.count) for f in lost] == [("position", 2)], "a lost place, saved at an epoch's end"
+    assert [f.kind for f in merge([Finding("epoch", back)])] == ["epoch"]
 
 
 @pytest.fixture(scope="module")

@@ -171,12 +171,16 @@ def rng_list(names) -> str:
 
 
 def merge(findings: list[Finding]) -> list[Finding]:
-    """One finding per kind (the first one's numbers, how many faults showed it), in fixing order."""
+    """One finding per kind (the first one's numbers, how many faults showed it), in fixing order.
+    A script that loses its place in the epoch, saved at an epoch's last step, trains that epoch
+    again: with ``position`` found too, an ``epoch`` finding is that same loss, counted with it."""
     merged: dict[str, Finding] = {}
     for f in findings:
         if f.kind in merged:
             merged[f.kind].count += f.count
         else:
             merged[f.kind] = Finding(f.kind, dict(f.values), f.count)
+    if "position" in merged and "epoch" in merged:
+        merged["position"].count += merged.pop("epoch").count
     order = list(KINDS)
     return sorted(merged.values(), key=lambda f: order.index(f.kind))
