@@ -25,7 +25,8 @@ BENCHMARKS = {
     "notebook_times": (["notebook_times.py"], 35),
     "kit_commands": (["kit_commands.py"], 20),
     "audit_overhead": (["audit_overhead.py"], 10),
-    "audit_zoo": (["audit_zoo.py"], 25),
+    "audit_zoo": (["audit_zoo.py"], 30),
+    "scorecard": (["scorecard.py"], 12),  # needs the frameworks extra (pip install -e ".[frameworks]")
 }
 
 

@@ -57,6 +57,7 @@ def main() -> None:
             out[name] = {"verdict": report.verdict, "exit_code": report.exit_code, "faults": report.faults,
                          "findings": [f.kind for f in report.findings if f.defect],
                          "notes": [f.kind for f in report.findings if not f.defect],
+                         "lost_steps": report.lost,
                          "first": report.findings[0].line if report.findings else None,
                          "seconds": round(time.perf_counter() - t0, 1), "settings": settings or "default"}
             print(f"{name}: {out[name]['verdict']} {out[name]['findings']} {out[name]['seconds']} s", flush=True)

@@ -326,6 +326,9 @@ def audit_overhead(r: dict) -> tuple[list, str]:
     return rows, ""
 
 
+LOST_WORK = {"no_sigterm_save"}  # zoo scripts that only lose work: exact, the steps lost reported
+
+
 def audit_zoo(r: dict) -> tuple[list, str]:
     rows = []
     for name, s in r["scripts"].items():
@@ -333,9 +336,25 @@ def audit_zoo(r: dict) -> tuple[list, str]:
             rows.append((f"`{name}`", f"cannot audit: {s['error'][:80]}", "named", False))
             continue
         exact = name.startswith("correct") or name == "kit_trainer"
-        said = ", ".join(s["findings"]) or "exact"
-        rows.append((f"`{name}` ({s['faults']} faults, {s['seconds']:.0f} s)", said,
-                     "exact" if exact else "its defect named", (s["exit_code"] == 0) == exact))
+        lost = name in LOST_WORK  # exact, the lost steps reported
+        said = ", ".join(s["findings"]) or ("exact" + (f", {s['lost_steps']} steps lost" if s.get("lost_steps") else ""))
+        target = "exact" if exact else "exact, its lost work named" if lost else "its defect named"
+        ok = s["exit_code"] == 0 and (not lost or bool(s.get("lost_steps"))) if exact or lost else s["exit_code"] == 1
+        rows.append((f"`{name}` ({s['faults']} faults, {s['seconds']:.0f} s)", said, target, ok))
+    return rows, ""
+
+
+def scorecard(r: dict) -> tuple[list, str]:
+    rows = []
+    for name, s in r["scripts"].items():
+        if "error" in s:
+            rows.append((f"`{name}`", f"cannot audit: {s['error'][:80]}", "audited", False))
+            continue
+        versions = ", ".join(f"{p} {v}" for p, v in s["versions"].items())
+        verdict = s["verdict"].split(":")[0].lower()
+        first = f": {s['first']}" if s.get("first") else ""
+        rows.append((f"`{name}` ({versions}): {s['saves_and_resumes']}",
+                     f"{verdict} ({s['faults']} faults, {s['seconds']:.0f} s){first}", s["predicted"], s["agrees"]))
     return rows, ""
 
 
@@ -352,6 +371,7 @@ SECTIONS = [("Station 1 · near-duplicate detection", "near_dup", near_dup),
             ("The README's two commands and CI, on fresh clones", "kit_commands", kit_commands),
             ("The audit · what watching a script costs", "audit_overhead", audit_overhead),
             ("The audit · the zoo, the kit's trainer and the chapter's loop", "audit_zoo", audit_zoo),
+            ("The audit · the scorecard: the field's scripts as their docs teach them", "scorecard", scorecard),
             ("GPU check (`bench/gpu_check.sh`)", "gpu_check", gpu)]
 
 

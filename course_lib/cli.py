@@ -126,6 +126,15 @@ def _cmd_advise(args) -> int:
 
 
 def _cmd_audit(args) -> int:
+    from course_lib.audit import AuditError
+
+    try:
+        return _audit(args)
+    except AuditError as err:  # the audit's own error type: one line, exit code 2, like every other
+        raise ConfigError(str(err)) from None
+
+
+def _audit(args) -> int:
     import shlex
 
     from course_lib.audit import audit
@@ -133,7 +142,8 @@ def _cmd_audit(args) -> int:
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     resume = shlex.split(args.resume_command) if args.resume_command else None
     options = {"faults": args.fault or args.faults, "per_run": args.per_run, "seed": args.seed, "kinds": tuple(args.kinds),
-               "every": args.every, "timeout": args.timeout, "grace": args.grace, "budget": args.budget}
+               "every": args.every, "timeout": args.timeout, "grace": args.grace, "budget": args.budget,
+               "strict": args.strict}
     if args.each:
         from course_lib.audit.classroom import audit_each, classroom_text
 
@@ -308,6 +318,9 @@ def _audit_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--grace", type=float, default=30.0, metavar="SECONDS",
                    help="after SIGTERM, how long the script has to save and leave (a scheduler's warning time)")
     p.add_argument("--budget", type=float, metavar="SECONDS", help="no new interrupted run starts after this long")
+    p.add_argument("--strict", action="store_true",
+                   help="lost work fails too (exit 1): steps trained again that a checkpoint held, or a SIGTERM could "
+                        "have saved")
     p.add_argument("--each", metavar="FOLDER|PATTERN",
                    help="a teacher's audit: every script of a folder (or a glob), {script} in the command")
 

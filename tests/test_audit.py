@@ -141,12 +141,13 @@ def test_the_probe_records_every_step_of_an_unchanged_script(tiny, plain):
     assert attempt.exit_code == 0, attempt.tail()
     [process] = read_processes(tiny / "plain-records")
     steps = process.steps
-    assert [s["k"] for s in steps] == list(range(1, 7)) and all(s["rank"] == 0 for s in steps)
+    assert [s["local_step"] for s in steps] == list(range(1, 7)) and all(s["rank"] == 0 for s in steps)
     first = steps[0]
-    assert {"params_before", "state_before", "grads", "params", "state", "lr", "rng", "data"} <= set(first)
+    assert {"params_before", "state_before", "grads", "params", "state", "lr", "rng", "batches"} <= set(first)
     assert first["lr"] == [0.1] and set(first["rng"]) >= {"python", "torch"}
     assert len({s["rng"]["torch"] for s in steps}) == 6, "dropout draws: torch's RNG moves every step"
-    assert [s["pos"] for s in steps] == [[i] for i in range(1, 7)], "each batch's place in its pass"
+    assert [s["positions"] for s in steps] == [[i] for i in range(1, 7)], "each batch's place in its pass"
+    assert [s["backwards"] for s in steps] == [1] * 6, "one backward pass a step"
     saves = process.of_type("save")
     assert len(saves) == 6 and saves[0]["target"] == str(run / "last.pt") and saves[0]["params"] == steps[0]["params"]
     assert process.end["params"] == steps[-1]["params"], "the final state, as the process left"

@@ -2,7 +2,8 @@
 each with one defect, and three correct ones. The audit must name each defect, and find nothing
 wrong with the correct ones over 20 real faults each (``--audit-faults``): one process, mp.spawn
 with DDP, torchrun with DDP. Each script is run as a user runs it, unchanged; the audit only sets
-the environment.
+the environment. A script that only loses work (no SIGTERM save) is exact, with the steps it
+lost reported; ``--strict`` fails it.
 
 A broken script is audited with one fault that reaches its defect (a SIGTERM for the script
 without a SIGTERM save, a cut save for the non-atomic one, a kill after a checkpoint for the
@@ -44,10 +45,18 @@ BROKEN = [
     ("position_lost", "position", "sigkill@14", "step 11 trained the batch of step 1 again"),
     ("epoch_off_by_one", "epoch", "sigkill@20", "one epoch (12 steps) back"),
     ("non_atomic_save", "not-atomic", "during-save@10", "did not start"),
-    ("no_sigterm_save", "sigterm-no-save", "sigterm@14", "without saving"),
     ("unseeded_init", "unseeded-init", "sigkill@14", "initialisation is not seeded"),
     ("unseeded_data", "unseeded-data", "sigkill@14", "not seeded"),
     ("shuffle_generator_not_restored", "order", "sigkill@20", "data order was not restored"),
+    # what the field's issues report
+    ("accumulation_lost", "accumulation", "sigkill@6", "saved after 2 backward pass(es) of step 5"),
+    ("grad_scaler_not_saved", "scaler", "sigkill@14", "GradScaler's scale 1.04858e+06 where the uninterrupted run "
+     "used 524288"),
+    ("ema_not_saved", "ema", "sigkill@14", "averaged model (EMA/SWA) at step 11 differs"),
+    ("scheduler_per_epoch", "scheduler-offset", "sigkill@14", "step 11 used learning rate 0.0025, the uninterrupted "
+     "run's rate from step 25 on"),
+    ("sampler_seed_per_rank", "sampler-seed", "sigkill@14:1", "(rank 0: 0, rank 1: 1)"),
+    ("worker_rng_unseeded", "unseeded-workers", "sigkill@14", "come from 2 DataLoader workers"),
 ]
 CORRECT = ["correct_one_process", "correct_spawn_ddp", "correct_torchrun_ddp"]
 
@@ -65,6 +74,22 @@ def test_the_audit_names_each_broken_scripts_defect(tmp_path, script, kind, faul
     assert zh.shape[0] == len(report.findings) and not any("after " in line for line in zh.iloc[:, 0])
     assert all(cell.isascii() is False for cell in zh.iloc[:, 2] if cell != "-")
     assert audit_verdict(report, "zh").startswith(("不是逐位相同", "不确定"))
+
+
+def test_a_script_that_only_loses_work_is_exact_and_says_how_much(tmp_path):
+    """No SIGTERM handler: the preemption loses the steps since the last checkpoint, and the
+    resume goes on bit-identically from there. Exact (exit 0), the lost steps reported; --strict: exit 1."""
+    report = audit(command("no_sigterm_save"), out=tmp_path / "audit", faults=["sigterm@14"], progress=False)
+    assert report.exact and report.exit_code == 0, report.text()
+    assert [(f.kind, f.lost) for f in report.findings] == [("sigterm-no-save", 3)], report.text()
+    assert report.lost == 3 and "EXACT, WITH LOST WORK" in report.verdict
+    assert report.rows()[0]["run exact"] == "yes" and report.rows()[0]["lost"] == 3
+    assert audit_verdict(report, "zh").startswith("逐位相同，但有白费的训练")
+    saved = json.loads((tmp_path / "audit" / "report.json").read_text())
+    assert saved["exact"] and saved["lost_steps"] == 3 and saved["exit_code"] == 0
+    report.strict = True  # what --strict sets (the command line's flag: below)
+    assert report.exit_code == 1 and "--strict" in report.verdict
+    assert cli.build_parser().parse_args(["audit", "--strict", "--", "python", "t.py", "{run}"]).strict
 
 
 @pytest.mark.parametrize("script", CORRECT)
@@ -91,6 +116,17 @@ def test_the_command_line_says_exact_with_0_and_not_with_1(tmp_path, capsys):
     text = capsys.readouterr().out
     assert bad == 1 and "[optimizer]" in text and "fix: save optimizer.state_dict()" in text
     assert (tmp_path / "bad" / "report.json").exists() and (tmp_path / "bad" / "report.txt").exists()
+
+
+def test_a_command_that_changes_folder_and_starts_torchrun_from_a_shell(tmp_path, monkeypatch):
+    """``bash -c "cd {run} && torchrun ... train.py --out ."`` with a relative ``--out``: every
+    path the audit hands the command is absolute, so it is audited like any other."""
+    monkeypatch.chdir(tmp_path)
+    line = (f"cd {{run}} && exec {sys.executable} -m torch.distributed.run --standalone --nproc-per-node 2 "
+            f"{ZOO / 'correct_torchrun_ddp.py'} --out .")
+    report = audit(["bash", "-c", line], out="audit", faults=["sigkill@14:1"], progress=False)
+    assert report.exact and report.faults == 1 and report.reference["ranks"] == [0, 1], report.text()
+    assert report.out == tmp_path / "audit"
 
 
 def test_a_teacher_audits_a_folder_of_scripts_with_one_command(tmp_path, capsys):

@@ -92,8 +92,9 @@ def test_notebook_runs(name, lang, tmp_path, monkeypatch):
         assert passes in shown and fails not in shown, shown
         assert "Rotten Tomatoes" in json.dumps(nb)
         report = json.loads((tmp_path / "runs" / "audit" / "report.json").read_text())  # section 6's audit
-        found = [f["kind"] for f in report["findings"] if f["defect"]]  # what section 6 says the chapter's loop loses
+        found = [f["kind"] for f in report["findings"] if f["defect"] or f["lost_work"]]  # what section 6 says it loses
         assert found == ["not-atomic", "sigterm-no-save", "rng"] and report["exit_code"] == 1, found
+        assert [f["kind"] for f in report["findings"] if f["lost_work"]] == ["sigterm-no-save"], "lost work, not a defect"
 
 
 def assert_checks_fail_and_give_nothing_away(nb) -> None:

@@ -1,12 +1,12 @@
 """One attempt of an audited run: the user's command, run as they run it, watched by the probe.
 
-:func:`run_attempt` starts the command in a session of its own with the probe's folder first on
-``PYTHONPATH`` and its instructions in ``$COURSE_LIB_AUDIT`` (where to write, which fault to
-deliver, the reference's states to find a resume in). It waits for the command to end, at most
-``timeout`` seconds, and leaves no process of the attempt behind: launchers such as torchrun
-start workers in sessions of their own, so every descendant seen while the attempt ran, and
-every process that wrote records, is killed once the command has ended. Only then may the next
-attempt use the same run folder.
+:func:`run_attempt` hands the command to the :mod:`~course_lib.audit.supervisor`, which starts it
+in a session of its own with the probe's folder first on ``PYTHONPATH`` and its instructions in
+``$COURSE_LIB_AUDIT`` (where to write, which fault to deliver, the reference's states to find a
+resume in), waits for it to end (at most ``timeout`` seconds) and leaves no process of the
+attempt behind, and no other process touched. Only then may the next attempt use the run folder.
+Every path handed to the command is absolute: a command that changes folder (``cd {run} && ...``)
+finds them all.
 """
 from __future__ import annotations
 
@@ -14,13 +14,15 @@ import json
 import os
 import signal
 import subprocess
-import time
+import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from course_lib.audit.records import Process, read_processes
 
 PROBE_DIR = Path(__file__).resolve().parent / "probe"
+SUPERVISOR = Path(__file__).resolve().parent / "supervisor.py"
 ENV = "COURSE_LIB_AUDIT"
 TAIL_LINES = 12
 
@@ -54,100 +56,43 @@ class Attempt:
 
 
 def substitute(argv: list[str], run_dir: str | Path) -> list[str]:
-    """``{run}`` in each argument -> this run's folder."""
-    return [a.replace("{run}", str(run_dir)) for a in argv]
+    """``{run}`` in each argument -> this run's folder (absolute)."""
+    return [a.replace("{run}", str(Path(run_dir).resolve())) for a in argv]
 
 
 def probe_env(out: Path, fault: dict | None, every: int, reference: Path | None, hint: int | None) -> dict:
-    """The environment of an audited command: the caller's, the probe first on ``PYTHONPATH``."""
+    """The environment of an audited command: the caller's, the probe first on ``PYTHONPATH``,
+    every path in the probe's instructions absolute."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(PROBE_DIR), *filter(None, [env.get("PYTHONPATH")])])
-    env[ENV] = json.dumps({"out": str(out), "fault": fault, "every": every,
-                           "reference": str(reference) if reference else None, "hint": hint})
+    env[ENV] = json.dumps({"out": str(Path(out).resolve()), "fault": fault, "every": every,
+                           "reference": str(Path(reference).resolve()) if reference else None, "hint": hint})
     return env
 
 
 def run_attempt(argv: list[str], out: Path, log: Path, fault: dict | None = None, every: int = 1,
                 reference: Path | None = None, hint: int | None = None, timeout: float = 600.0,
                 grace: float = 30.0) -> Attempt:
-    """Run ``argv`` once (its ``{run}`` already substituted) and return how it ended.
-
-    ``timeout`` bounds the whole attempt; after a ``sigterm`` fault the command has ``grace``
-    seconds (a scheduler's warning time) to save and leave before it is killed."""
+    """Run ``argv`` once (its ``{run}`` already substituted) under the supervisor and return how
+    it ended. ``timeout`` bounds the whole attempt; after a ``sigterm`` fault the command has
+    ``grace`` seconds (a scheduler's warning time) to save and leave before it is killed."""
+    out, log = Path(out).resolve(), Path(log).resolve()
     out.mkdir(parents=True, exist_ok=True)
     log.parent.mkdir(parents=True, exist_ok=True)
-    t0 = time.monotonic()
-    with open(log, "wb") as sink:
-        proc = subprocess.Popen(argv, stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                env=probe_env(out, fault, every, reference, hint), start_new_session=True)
-        seen: set[int] = set()
-        deadline, timed_out, signalled = t0 + timeout, False, False
-        while proc.poll() is None:
-            seen |= _descendants(proc.pid)
-            if fault and fault["mode"] == "sigterm" and not signalled and (out / "FAULT").exists():
-                signalled, deadline = True, min(deadline, time.monotonic() + grace)
-            if time.monotonic() > deadline:
-                timed_out = True
-                _kill(proc.pid, seen | _recorded_pids(out))
-                proc.wait()
-                break
-            time.sleep(0.05)
-    _kill(None, seen | _recorded_pids(out))  # what the command left running (torchrun's workers, orphans)
-    return Attempt(argv, proc.returncode, time.monotonic() - t0, timed_out, log, read_processes(out))
-
-
-def _recorded_pids(out: Path) -> set[int]:
-    pids = set()
-    for path in out.glob("*.jsonl"):
+    with tempfile.TemporaryDirectory(prefix="audit-attempt-") as tmp:
+        config, result = Path(tmp) / "config.json", Path(tmp) / "result.json"
+        config.write_text(json.dumps({
+            "argv": argv, "env": probe_env(out, fault, every, reference, hint), "log": str(log), "timeout": timeout,
+            "grace": grace, "sigterm_fault": bool(fault and fault["mode"] == "sigterm"),
+            "fault_file": str(out / "FAULT"), "result": str(result)}))
+        supervisor = subprocess.Popen([sys.executable, str(SUPERVISOR), str(config)], stdin=subprocess.DEVNULL)
         try:
-            pids.add(int(path.name.split("-")[0]))
-        except ValueError:
-            continue
-    return pids
-
-
-def _descendants(root: int) -> set[int]:
-    """Every process below ``root`` (Linux's /proc; elsewhere none: the session and the probe's
-    records still name the processes to end)."""
-    parents: dict[int, int] = {}
-    for entry in Path("/proc").glob("[0-9]*"):
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            parents[int(entry.name)] = int(fields[1])
-        except (OSError, IndexError, ValueError):
-            continue
-    found, frontier = set(), {root}
-    while frontier:
-        frontier = {pid for pid, ppid in parents.items() if ppid in frontier} - found
-        found |= frontier
-    return found
-
-
-def _kill(session: int | None, pids: set[int]) -> None:
-    """SIGKILL the command's session and ``pids``, then wait until they are gone (at most 5 s)."""
-    if session is not None:
-        try:
-            os.killpg(session, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-    alive = set(pids) - {os.getpid()}
-    for pid in list(alive):
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            alive.discard(pid)
-    end = time.monotonic() + 5
-    while alive and time.monotonic() < end:
-        alive = {pid for pid in alive if _alive(pid)}
-        time.sleep(0.05)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except (ProcessLookupError, PermissionError):
-        return False
-    try:  # a zombie (dead, not yet reaped by its parent) counts as gone
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return True
+            supervisor.wait()
+        except BaseException:  # an interrupted notebook or test: the supervisor ends the command first
+            supervisor.send_signal(signal.SIGTERM)
+            supervisor.wait()
+            raise
+        if not result.exists():
+            raise RuntimeError(f"the audit's supervisor ended without a result (exit code {supervisor.returncode})")
+        ended = json.loads(result.read_text())
+    return Attempt(argv, ended["exit_code"], ended["seconds"], ended["timed_out"], log, read_processes(out))

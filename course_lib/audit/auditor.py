@@ -23,18 +23,20 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from course_lib.audit.attempt import Attempt, run_attempt, substitute
+from course_lib.audit.diagnosis import reference_findings
+from course_lib.audit.findings import HABITS
 from course_lib.audit.judge import Reference
 from course_lib.audit.plan import KINDS, Fault, given, parse_fault, plan
 from course_lib.audit.records import alignment_table
 from course_lib.audit.report import Report
-from course_lib.audit.verdict import judge_references, judge_run, passed_over
-from course_lib.config import ConfigError
+from course_lib.audit.verdict import judge_run, passed_over
 
 MARKER = "audit.json"  # an audit folder says so: a later audit may clear it
 
 
-class AuditError(ConfigError):
-    """A command that cannot be audited, with what to do (one line on the command line, exit code 2)."""
+class AuditError(ValueError):
+    """A command that cannot be audited, with what to do (one line on the command line, exit code 2).
+    The audit's own: it imports nothing else of the kit, so that it could ship on its own."""
 
 
 @dataclass
@@ -45,7 +47,8 @@ class Settings:
     ``every``: digest parameters, gradients and optimizer state every ``every`` steps (1: every
     step; the rest is recorded every step). ``timeout``: seconds one attempt may take (default:
     four times the uninterrupted run, at least a minute). ``grace``: seconds a script has after
-    SIGTERM to save and leave. ``budget``: no new interrupted run starts after that many seconds."""
+    SIGTERM to save and leave. ``budget``: no new interrupted run starts after that many seconds.
+    ``strict``: lost work (steps trained again that a checkpoint held) fails the audit too."""
     faults: int | list[Fault | str] = 8
     per_run: int = 2
     seed: int = 0
@@ -54,6 +57,7 @@ class Settings:
     timeout: float | None = None
     grace: float = 30.0
     budget: float | None = None
+    strict: bool = False
 
     def __post_init__(self):
         if isinstance(self.faults, list):
@@ -73,7 +77,8 @@ def audit(command: list[str], resume_command: list[str] | None = None, out: str 
     """Audit ``command`` (a list of arguments, ``{run}`` where the run's folder goes); the
     keyword settings are :class:`Settings`'. Writes ``out/report.json`` and ``out/report.txt``;
     returns the :class:`Report`. Raises :class:`AuditError` for a command that cannot be audited.
-    Used in notebook 05 (§6)."""
+    Linux only (the process boundary: :mod:`course_lib.audit.supervisor`). Used in notebook 05 (§6)."""
+    check_platform()
     auditor = _Audit(_checked(command, "command"), _checked(resume_command, "--resume-command"),
                      _fresh(Path(out)), Settings(**settings))
     with tqdm(total=2, desc="audit", unit="run", disable=not progress) as bar:
@@ -98,10 +103,11 @@ class _Audit:
         steps = ref.length(ref.ranks[0])
         info = {"steps": steps, "ranks": ref.ranks, "seconds": round((first.seconds + second.seconds) / 2, 2),
                 "saves": sum(ref.saves().values())}
-        found = judge_references(first.processes, second.processes)
+        found = reference_findings(first.processes, second.processes)
         report = Report(self.command, self.resume, self.out, self.s.seed, info,
-                        [f for f in found if f.kind != "set-epoch"], [f for f in found if f.kind == "set-epoch"])
-        if not report.deterministic:
+                        [f for f in found if f.kind not in HABITS], [f for f in found if f.kind in HABITS],
+                        strict=self.s.strict)
+        if not report.nondeterminism:
             s = self.s
             runs = given(s.faults, s.per_run) if isinstance(s.faults, list) else \
                 plan(steps, ref.ranks, ref.saves(), s.faults, s.seed, tuple(s.kinds), s.per_run)
@@ -147,7 +153,7 @@ class _Audit:
                              "Python started without -I, -E or -S, which would skip the audit's PYTHONPATH)")
         run_dir = (self.out / "runs" / name).resolve()
         outside = sorted({e["target"] for p in attempt.processes for e in p.of_type("save")  # after a step: a checkpoint
-                          if e["k"] > 0 and e["target"].startswith("/")
+                          if e["local_step"] > 0 and e["target"].startswith("/")
                           and not Path(e["target"]).resolve().is_relative_to(run_dir)})
         if outside:
             raise AuditError(f"the script saves to {outside[0]}, outside its {{run}} folder: runs would share "
@@ -163,7 +169,7 @@ class _Audit:
                                     timeout=timeout, grace=self.s.grace)
             attempts.append(attempt)
             bar.update()
-            reached = max((s["g"] for p in attempt.processes for s in p.steps if s.get("g") is not None),
+            reached = max((s["step"] for p in attempt.processes for s in p.steps if s.get("step") is not None),
                           default=reached)
             ended = fault is not None and not any(p.fault for p in attempt.processes) and attempt.exit_code == 0
             stuck = i > 0 and not attempt.steps and attempt.exit_code != 0  # a restart that failed before its first step
@@ -185,8 +191,16 @@ def _checked(argv, what: str) -> list[str] | None:
     return [str(a) for a in argv]
 
 
+def check_platform(platform: str = sys.platform) -> None:
+    """The audit keeps every process of the command under a subreaper and reads ``/proc``: Linux."""
+    if not platform.startswith("linux"):
+        raise AuditError(f"the audit runs on Linux only (this is {platform}): it keeps every process of the command "
+                         "under a Linux subreaper; on macOS or Windows, audit inside a Linux container or WSL 2")
+
+
 def _fresh(out: Path) -> Path:
-    """``out`` empty, or an earlier audit's folder (cleared); anything else is refused."""
+    """``out`` (made absolute) empty, or an earlier audit's folder (cleared); anything else is refused."""
+    out = out.resolve()
     if out.exists() and not out.is_dir():
         raise AuditError(f"--out {out} is a file; give a folder for the audit's runs and report")
     if out.is_dir() and any(out.iterdir()):

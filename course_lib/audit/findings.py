@@ -4,8 +4,13 @@ Every finding has a ``kind`` (the state or habit at fault), a line made from a t
 run's numbers, and the fix. They come in the order a person fixes things (:data:`KINDS`):
 first whether the script is deterministic at all, then whether a run starts again after a
 fault, where it went on from, which state differed there, where it parted later, the end.
-The templates are English; :func:`course_lib.lab.tables.audit_findings` shows them in the
-notebook's language.
+
+Three classes, kept apart: a *defect* makes the resumed run another run (not exact); *lost
+work* (:data:`LOST`) leaves it the same run but trains steps again that a checkpoint had saved,
+or could have saved (a SIGTERM without a save, a resume from an older checkpoint than the
+newest complete one): its line says how many; a *note* (:data:`NOTES`) says something about
+the audit itself. The templates are English; :func:`course_lib.lab.audit_view.audit_findings`
+shows them in the notebook's language.
 """
 from __future__ import annotations
 
@@ -20,6 +25,8 @@ ATOMIC = ("write the checkpoint to a temporary file, fsync it, then os.replace i
           "checkpoint stays valid until the new one is complete)")
 ORDER = ("restore the shuffle: a DataLoader generator's state (generator.get_state()), or sampler.set_epoch(epoch) "
          "with the resumed epoch")
+SIGTERM = "on SIGTERM set a flag; at the end of the step save a checkpoint and exit"
+DETERMINISTIC = "torch.use_deterministic_algorithms(True), a fixed number of threads, seeded data workers"
 
 # kind -> (line template, fix); in the order a person fixes them
 KINDS = {
@@ -31,44 +38,61 @@ KINDS = {
                       "np.random.seed, or a seeded DataLoader generator)"),
     "unseeded-rng": ("the state of {rngs} differs at step {step} between two runs never interrupted, with the same "
                      "parameters and batches", "seed every RNG a step draws from when the run starts"),
+    "unseeded-workers": ("the batches of step {step} differ between two runs never interrupted, and they come from "
+                         "{workers} DataLoader workers: the workers' randomness is not seeded",
+                         "seed what a worker draws from in worker_init_fn from torch.initial_seed() (torch seeds each "
+                         "worker's random and NumPy global RNG, not a generator of your own), and give the DataLoader "
+                         "a seeded generator"),
     "nondeterministic": ("{what} of step {step} differ between two runs never interrupted, with the same parameters, "
-                         "batches and RNGs: the computation is not deterministic",
-                         "torch.use_deterministic_algorithms(True), a fixed number of threads, seeded data workers"),
+                         "batches and RNGs: the computation is not deterministic", DETERMINISTIC),
+    "nondeterministic-cuda": ("{what} of step {step} differ between two runs never interrupted, with the same "
+                              "parameters, batches and RNGs, on CUDA: its kernels are not deterministic by default",
+                              "set CUBLAS_WORKSPACE_CONFIG=:4096:8 before CUDA starts, torch.use_deterministic_algorithms"
+                              "(True) and torch.backends.cudnn.benchmark = False; seed the data workers"),
     "runs-differ": ("{what}", "make two runs of the same command the same run before auditing resumes"),
     # a habit the reference run shows
     "set-epoch": ("the DistributedSampler draws the same order in every epoch (epoch {epoch} in all {passes} passes "
                   "on rank {rank}): set_epoch is never called", "call sampler.set_epoch(epoch) at the start of each "
                   "epoch"),
+    "sampler-seed": ("the DistributedSampler's seed differs between ranks ({seeds}): each rank shuffles another "
+                     "permutation, so their shares overlap and some samples are never trained in an epoch",
+                     "give every rank's DistributedSampler the same seed (the run's), not one derived from the rank"),
     # (b) does it start again, and from where?
     "not-atomic": ("after {fault}, the resumed run did not start ({error}): the checkpoint a crash cut half-way "
                    "was the one it read", ATOMIC),
     "not-atomic-read": ("after {fault}, the resumed run could not read {target} ({error}): the checkpoint a crash cut "
                         "half-way was the one it needed", ATOMIC),
     "not-atomic-lost": ("after {fault}, the resumed run went on from step {resumed}, not from the checkpoint of step "
-                        "{newest}: the crash cut the checkpoint it overwrote", ATOMIC),
+                        "{newest}: the crash cut the checkpoint it overwrote ({lost} steps lost)", ATOMIC),
     "did-not-start": ("after {fault}, the resumed run did not start: {error}", "make the resume read only "
                       "complete checkpoints, and fix the error above"),
     "hung": ("{fault}: the run did not end within {seconds:.0f} s and was killed (a rank waiting for a dead "
              "peer?)", "let every rank fail when a peer is lost (a collective's timeout), so the launcher can "
              "restart the job"),
-    "started-over": ("after {fault}, the resumed run started again from step 0 ({redone} steps redone) although the "
-                     "checkpoint of step {newest} was complete: no checkpoint was loaded",
+    "started-over": ("after {fault}, the resumed run started again from step 0 although the checkpoint of step "
+                     "{newest} was complete: no checkpoint was loaded ({lost} steps lost)",
                      "load the newest checkpoint when the run starts"),
     "older": ("after {fault}, the resumed run went on from step {resumed}, although the checkpoint of step {newest} was "
-              "complete: the resume did not take the newest checkpoint", "resume from the newest complete checkpoint "
-              "(by step number, not by file name: 'model_epoch_10' sorts before 'model_epoch_2')"),
+              "complete: the resume did not take the newest checkpoint ({lost} steps lost)", "resume from the newest "
+              "complete checkpoint (by step number, not by file name: 'model_epoch_10' sorts before 'model_epoch_2')"),
     "unaligned": ("after {fault}, the parameters the resumed run started from are no state of the "
                   "uninterrupted run", "load the model's state_dict from this run's checkpoint"),
     "sigterm-no-save": ("{fault} (a scheduler's preemption): the script stopped without saving; the resume went "
-                        "on from step {resumed} (steps trained again: {lost})", "on SIGTERM set a flag; at the end "
-                        "of the step save a checkpoint and exit"),
-    "sigterm-ignored": ("{fault}: the script was still running {grace:.0f} s later and was killed",
-                        "on SIGTERM set a flag; at the end of the step save a checkpoint and exit"),
+                        "on from step {resumed} ({lost} steps lost)", SIGTERM),
+    "sigterm-ignored": ("{fault}: the script was still running {grace:.0f} s later and was killed; the resume went on "
+                        "from step {resumed} ({lost} steps lost)", SIGTERM),
     # (c) at the resume point
     "optimizer": ("after {fault}, the optimizer state at the resume (step {resumed}) differs from the uninterrupted "
                   "run's", "save optimizer.state_dict() with the model and load it back (the chapter's second item)"),
     "scheduler": ("after {fault}, step {step} used learning rate {ours} where the uninterrupted run used {theirs}",
                   "save the LR scheduler's state_dict() with the checkpoint and load it back"),
+    "scheduler-offset": ("after {fault}, step {step} used learning rate {ours}, the uninterrupted run's rate from step "
+                         "{then} on: the schedule was put ahead of where it was (a scheduler stepped per epoch, "
+                         "fast-forwarded by steps)", "save and load the scheduler's state_dict(); if you fast-forward it, "
+                         "step it as many times as it was stepped (epochs for a per-epoch schedule)"),
+    "scaler": ("after {fault}, step {step} used the GradScaler's scale {ours} where the uninterrupted run used {theirs}: "
+               "its state was not saved (the scale decides which steps overflow and are skipped)",
+               "save scaler.state_dict() with the checkpoint and load it back"),
     "hyper": ("after {fault}, the optimizer's settings (other than the learning rate) differ at step {step}",
               "restore the optimizer with load_state_dict, param groups included"),
     "rng": ("after {fault}, the state of {rngs} differs at the first step after the resume (rank {ranks}): it was "
@@ -82,6 +106,11 @@ KINDS = {
                   "DataLoader a generator of its own"),
     "rng-rank": ("after {fault}, the state of {rngs} differs on rank {bad} and matches on rank {good}: not every "
                  "rank's RNG was saved and restored", "save and restore every rank's RNG state, each rank its own"),
+    "accumulation": ("after {fault}, the resumed run went on from the checkpoint of step {resumed}, saved after {pending} "
+                     "backward pass(es) of step {step} had been accumulated: their gradients are lost, and step {step} "
+                     "accumulated other micro-batches than the uninterrupted run's", "save at an optimizer step's end "
+                     "(after optimizer.step() and zero_grad()), or save the accumulation counter with the checkpoint "
+                     "and the gradients accumulated so far"),
     "position": ("after {fault}, the resumed run went back to the start of its epoch: step {step} trained the batch "
                  "of step {other} again ({n} steps repeated)", POSITION),
     "epoch": ("after {fault}, the resumed run trains the epoch it had finished again: step {step} trained the batch "
@@ -102,6 +131,9 @@ KINDS = {
                "and batches match: state the audit cannot see (a buffer such as BatchNorm's running statistics, a "
                "generator of the script's own) or a nondeterministic kernel", "save every piece of state a step "
                "reads (model.state_dict() holds the buffers; a generator's get_state())"),
+    "ema": ("after {fault}, the averaged model (EMA/SWA) at step {step} differs from the uninterrupted run's while the "
+            "trained parameters match: it was not saved and restored", "save the averaged model's state_dict() "
+            "(n_averaged included) with the checkpoint and load it back"),
     # (e) the end
     "steps": ("after {fault}, the resumed run took {ours} steps in all, the uninterrupted one {theirs}",
               "resume at the step after the one saved, and end where the uninterrupted run ends"),
@@ -115,6 +147,8 @@ KINDS = {
     "rng-unused": ("the state of {rngs} differed after a resume, but nothing drew from it: the run stayed exact", ""),
 }
 NOTES = ("undelivered-no-step", "undelivered-no-save", "undelivered-ended", "rng-unused")
+HABITS = ("set-epoch", "sampler-seed")  # seen in the uninterrupted run itself, whatever the faults
+LOST = ("sigterm-no-save", "sigterm-ignored", "started-over", "older", "not-atomic-lost")  # the same run, steps lost
 
 
 @dataclass
@@ -125,6 +159,7 @@ class Finding:
     kind: str
     values: dict = field(default_factory=dict)
     count: int = 1  # faults it was seen after
+    total_lost: int | None = None  # lost work merged over those faults (its line keeps the first one's numbers)
 
     @property
     def template(self) -> str:
@@ -149,11 +184,19 @@ class Finding:
 
     @property
     def defect(self) -> bool:
-        return self.kind not in NOTES
+        """Does it make the resumed run another run (not a note, not lost work)?"""
+        return self.kind not in NOTES and self.kind not in LOST
+
+    @property
+    def lost(self) -> int:
+        """Steps it cost (lost work; 0 for the other classes)."""
+        if self.kind not in LOST:
+            return 0
+        return self.total_lost if self.total_lost is not None else int(self.values.get("lost", 0))
 
     def to_dict(self) -> dict:
-        return {"kind": self.kind, "line": self.line, "fix": self.fix, "defect": self.defect, "count": self.count,
-                "values": self.values}
+        return {"kind": self.kind, "line": self.line, "fix": self.fix, "defect": self.defect,
+                "lost_work": self.kind in LOST, "steps_lost": self.lost, "count": self.count, "values": self.values}
 
 
 def describe_fault(fault: dict) -> str:
@@ -178,8 +221,9 @@ def merge(findings: list[Finding]) -> list[Finding]:
     for f in findings:
         if f.kind in merged:
             merged[f.kind].count += f.count
+            merged[f.kind].total_lost = merged[f.kind].lost + f.lost
         else:
-            merged[f.kind] = Finding(f.kind, dict(f.values), f.count)
+            merged[f.kind] = Finding(f.kind, dict(f.values), f.count, f.lost)
     if "position" in merged and "epoch" in merged:
         merged["position"].count += merged.pop("epoch").count
     order = list(KINDS)

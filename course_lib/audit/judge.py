@@ -16,8 +16,8 @@ from course_lib.audit.probe.course_lib_audit_digests import resume_point
 from course_lib.audit.records import Process, alignment_table, by_step, segments
 
 # what a step is made of, in the order it reads them: a difference earlier in the list explains the later ones
-ORDER = ("params_before", "state_before", "lr", "hyper", "rng.python", "rng.numpy", "rng.torch", "rng.cuda", "data",
-         "grads", "params", "state")
+ORDER = ("params_before", "state_before", "lr", "hyper", "scale", "rng.python", "rng.numpy", "rng.torch", "rng.cuda",
+         "backwards", "batches", "grads", "params", "state", "ema")
 
 
 @dataclass
@@ -57,9 +57,11 @@ class Reference:
         self.table = alignment_table(processes)
         self.steps: dict[int, dict[int, dict]] = {}
         self.final: dict[int, str | None] = {}
+        self.final_ema: dict[int, str | None] = {}
         for p in (p for p in processes if p.steps):
             self.steps.setdefault(p.rank, by_step(p))
             self.final.setdefault(p.rank, p.final_params())
+            self.final_ema.setdefault(p.rank, p.final_ema())
         self.after = {int(r): {c: (params, state) for c, params, state in rows} for r, rows in self.table.items()}
         # the RNGs something draws from while it trains (their state changes): only those can change a resumed run
         self.live = {r: {f"rng.{name}" for name in {n for s in st.values() for n in s.get("rng", {})}
@@ -72,27 +74,27 @@ class Reference:
     def length(self, rank: int = 0) -> int:
         return max(self.steps.get(rank, {0: None}))
 
-    def data_step(self, rank: int, data: list[str] | None, near: int) -> int | None:
-        """The reference step (nearest ``near``) that trained the last of the batches ``data``."""
-        if not data:
+    def data_step(self, rank: int, batches: list[str] | None, near: int) -> int | None:
+        """The reference step (nearest ``near``) that trained the last of ``batches``."""
+        if not batches:
             return None
-        hits = [g for g, s in self.steps[rank].items() if (s.get("data") or [None])[-1] == data[-1]]
+        hits = [g for g, s in self.steps[rank].items() if (s.get("batches") or [None])[-1] == batches[-1]]
         return min(hits, key=lambda g: (abs(g - near), g)) if hits else None
 
     def saves(self) -> dict[tuple[int, int], int]:
-        """``(rank, step) -> torch.save calls`` after that step, where they reach a file: one
-        saved to a file, or into memory and then fsynced or renamed (not, say, the
+        """``(rank, step) -> saves`` after that step (``torch.save``, safetensors), where they reach
+        a file: one saved to a file, or into memory and then fsynced or renamed (not, say, the
         ``torch.save`` inside ``all_gather_object``)."""
         out: dict[tuple[int, int], int] = {}
         for p in self.processes:
             if p.rank is None:
                 continue
-            synced = {e["k"] for e in p.of_type("sync")}
+            synced = {e["local_step"] for e in p.of_type("sync")}
             saves = p.of_type("save")
-            to_disk = {e["k"] for e in saves if not e["target"].startswith("<")} | synced
+            to_disk = {e["local_step"] for e in saves if not e["target"].startswith("<")} | synced
             for e in saves:
-                if e["k"] in to_disk:
-                    out[(p.rank, e["k"])] = out.get((p.rank, e["k"]), 0) + 1
+                if e["local_step"] in to_disk:
+                    out[(p.rank, e["local_step"])] = out.get((p.rank, e["local_step"]), 0) + 1
         return out
 
 
@@ -115,7 +117,7 @@ def compare_step(ours: dict, theirs: dict, rank: int, step: int, before: tuple |
         if live is not None and name.startswith("rng.") and name not in live:
             continue
         a, b = _component(ours, name), _component(theirs, name)
-        if name == "data" and a is not None and b is not None:  # batches fetched to be skipped come first
+        if name == "batches" and a is not None and b is not None:  # batches fetched to be skipped come first
             a = a[-len(b):]
         if a is not None and b is not None and a != b:
             diff.components.append(name)
@@ -135,7 +137,7 @@ def follow(ref: Reference, attempts: list[list[Process]]) -> list[Segment]:
                                  reached)
             seg = Segment(attempt, rank, process, start, None, None)
             if start is not None:
-                seg.data_from = ref.data_step(rank, first.get("data"), start + 1)
+                seg.data_from = ref.data_step(rank, first.get("batches"), start + 1)
                 _walk(ref, seg)
             else:
                 seg.parted = seg.at_start = Difference(0, rank, ["params_before"])

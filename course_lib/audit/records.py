@@ -1,17 +1,16 @@
 """What the probe wrote, read back: one :class:`Process` per interpreter that took an optimizer
 step or saved, loaded or seeded something, and per rank the table a resume is found by.
 
-A process's rank is the one its first step recorded (``torch.distributed`` by then, else
-``$RANK``, else 0). A rank may have several processes in one attempt (a launcher that restarts
-its workers): :func:`segments` puts them in the order they started.
+The records and their keys: :mod:`course_lib.audit.probe.course_lib_audit_schema`. A process's
+rank is the one its first step recorded (``torch.distributed`` by then, else ``$RANK``, else 0).
+A rank may have several processes in one attempt (a launcher that restarts its workers):
+:func:`segments` puts them in the order they started.
 """
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-
-COMPONENTS = ("params", "state", "grads")
 
 
 @dataclass
@@ -50,6 +49,10 @@ class Process:
         full = [s for s in self.steps if "params" in s]
         return full[-1]["params"] if full and full[-1] is self.steps[-1] else None
 
+    def final_ema(self) -> str | None:
+        """The averaged model (EMA, SWA) as this process left it (``None``: it had none)."""
+        return (self.end or {}).get("ema")
+
     def probe_seconds(self) -> float:
         """Time this process spent in the probe's hooks."""
         return max((e.get("probe_s", 0.0) for e in self.events), default=0.0)
@@ -76,10 +79,6 @@ def stepping(processes: list[Process]) -> list[Process]:
     return [p for p in processes if p.steps]
 
 
-def ranks_of(processes: list[Process]) -> list[int]:
-    return sorted({p.rank for p in stepping(processes)})
-
-
 def segments(attempts: list[list[Process]], rank: int) -> list[tuple[int, Process]]:
     """``(attempt index, process)`` for every process of ``rank`` that took a step, in order."""
     return [(i, p) for i, procs in enumerate(attempts) for p in stepping(procs) if p.rank == rank]
@@ -87,7 +86,7 @@ def segments(attempts: list[list[Process]], rank: int) -> list[tuple[int, Proces
 
 def by_step(process: Process) -> dict[int, dict]:
     """A reference process's steps by their number (its steps are the reference's: 1, 2, ...)."""
-    return {s["k"]: s for s in process.steps}
+    return {s["local_step"]: s for s in process.steps}
 
 
 def alignment_table(processes: list[Process]) -> dict[str, list]:
@@ -98,7 +97,7 @@ def alignment_table(processes: list[Process]) -> dict[str, list]:
     for p in stepping(processes):
         first = p.steps[0]
         rows = [[0, first["params_before"], first["state_before"]]]
-        rows += [[s["k"], s["params"], s["state"]] for s in p.steps if "params" in s]
-        rows += [[e["k"], e["params"], e["state"]] for e in p.of_type("save") if "params" in e]
+        rows += [[s["local_step"], s["params"], s["state"]] for s in p.steps if "params" in s]
+        rows += [[e["local_step"], e["params"], e["state"]] for e in p.of_type("save") if "params" in e]
         table[str(p.rank)] = rows
     return table

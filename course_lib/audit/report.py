@@ -1,9 +1,12 @@
 """An audit's result: a table a person reads in the terminal, ``report.json`` a program reads,
-and the exit code a CI job reads (0: every fault resumed bit-identically; 1: not).
+and the exit code a CI job reads (0: every fault resumed bit-identically; 1: not; with
+``strict``, lost work fails too).
 
-:class:`Report` holds the facts; :meth:`Report.text` is the terminal's table, the notebooks'
-(translated) tables are :func:`course_lib.lab.tables.audit_table` and
-:func:`course_lib.lab.tables.audit_findings`.
+Two verdicts are kept apart: *exact* (after every fault the run went on bit-identically with the
+run never interrupted) and *lost work* (steps trained again that a checkpoint had saved or a
+SIGTERM could have: the same run, paid twice). :class:`Report` holds the facts;
+:meth:`Report.text` is the terminal's table; the notebooks' (translated) tables are
+:func:`course_lib.lab.audit_view.audit_faults` and :func:`course_lib.lab.audit_view.audit_findings`.
 """
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from course_lib.audit.findings import NOTES, Finding, merge
+from course_lib.audit.findings import LOST, NOTES, Finding, merge
 from course_lib.audit.verdict import STATE, RunVerdict
 
 EXACT, NOT_EXACT, BAD_INPUT = 0, 1, 2
@@ -26,12 +29,13 @@ class Report:
     out: Path
     seed: int
     reference: dict                      # steps, ranks, seconds, saves of the uninterrupted run
-    deterministic: list[Finding]         # what makes two uninterrupted runs differ (empty: none)
-    habits: list[Finding]                # what the uninterrupted run itself shows (set_epoch)
+    nondeterminism: list[Finding]        # what makes two uninterrupted runs differ (empty: they are the same run)
+    habits: list[Finding]                # what the uninterrupted run itself shows (set_epoch, the samplers' seeds)
     runs: list[RunVerdict] = field(default_factory=list)
     planned_runs: int = 0
     carried: int = 0                     # faults a run went past, dealt again to a fresh run
     seconds: float = 0.0
+    strict: bool = False                 # lost work fails too (exit code 1)
 
     @property
     def findings(self) -> list[Finding]:
@@ -39,7 +43,7 @@ class Report:
         struck = [row.fault.for_report() for r in self.runs for row in r.rows if row.delivered]
         later = [f for r in self.runs for f in r.findings  # a note on a fault that struck in a later run is moot
                  if not (f.kind in NOTES and f.values.get("fault") in struck)]
-        return merge([*self.deterministic, *self.habits, *later])
+        return merge([*self.nondeterminism, *self.habits, *later])
 
     @property
     def faults(self) -> int:
@@ -47,17 +51,31 @@ class Report:
 
     @property
     def exact(self) -> bool:
-        return not self.deterministic and bool(self.runs) and not any(f.defect for f in self.findings) \
+        """After every fault the run went on bit-identically (lost work aside)."""
+        return not self.nondeterminism and bool(self.runs) and not any(f.defect for f in self.findings) \
             and all(r.exact for r in self.runs)
 
     @property
+    def lost(self) -> int:
+        """Steps lost over every fault: trained again although a checkpoint held them, or a SIGTERM could have."""
+        return sum(r.lost for r in self.runs)
+
+    @property
+    def lost_faults(self) -> int:
+        return sum(row.lost > 0 for r in self.runs for row in r.rows)
+
+    @property
     def exit_code(self) -> int:
-        return EXACT if self.exact else NOT_EXACT
+        return EXACT if self.exact and not (self.strict and self.lost) else NOT_EXACT
 
     @property
     def verdict(self) -> str:
-        if self.deterministic:
+        if self.nondeterminism:
             return "NOT DETERMINISTIC: two runs never interrupted differ, so no resume can be exact (fix that first)"
+        if self.exact and self.lost:
+            strict = " (--strict: that fails)" if self.strict else ""
+            return (f"EXACT, WITH LOST WORK: every one of {self.faults} faults resumed bit-identically, but "
+                    f"{self.lost} steps were trained again after {self.lost_faults} of them{strict}")
         if self.exact:
             return f"EXACT: every one of {self.faults} faults resumed bit-identically"
         bad = sum(not r.exact for r in self.runs)
@@ -67,11 +85,12 @@ class Report:
 
     def to_dict(self) -> dict:
         return {"command": self.command, "resume_command": self.resume_command, "seed": self.seed,
-                "reference": self.reference, "exact": self.exact, "exit_code": self.exit_code, "verdict": self.verdict,
+                "reference": self.reference, "exact": self.exact, "lost_steps": self.lost, "strict": self.strict,
+                "exit_code": self.exit_code, "verdict": self.verdict,
                 "faults_delivered": self.faults, "runs_planned": self.planned_runs, "faults_dealt_again": self.carried,
                 "seconds": round(self.seconds, 1),
                 "findings": [f.to_dict() for f in self.findings],
-                "runs": [{"exact": r.exact, "steps": r.steps, "reference_steps": r.reference_steps,
+                "runs": [{"exact": r.exact, "lost_steps": r.lost, "steps": r.steps, "reference_steps": r.reference_steps,
                           "final_identical": r.final_identical, "faults": [row.to_dict() for row in r.rows],
                           "findings": [f.to_dict() for f in r.findings]} for r in self.runs]}
 
@@ -90,7 +109,8 @@ class Report:
                          for c in STATE}
                 went = "-" if row.resumed_from is None else f"step {row.resumed_from}"
                 out.append({"run": j, "fault": row.fault.describe(), "restarted": MARK[row.started],
-                            "went on from": went, "redone": "-" if row.redone is None else row.redone, **state,
+                            "went on from": went, "redone": "-" if row.redone is None else row.redone,
+                            "lost": row.lost if row.delivered and row.started else "-", **state,
                             "parted": "(had parted)" if row.after_parting else row.parted or "-",
                             "run exact": "yes" if run.exact else "no"})
         return out
@@ -114,12 +134,14 @@ class Report:
         if findings:
             lines.append("findings, in the order to fix them:")
             for i, f in enumerate(findings, 1):
-                seen = f" ({f.count} faults)" if f.count > 1 else ""
-                lines.append(f"{i}. [{f.kind}] {f.line}{seen}")
+                seen = f" ({f.count} faults{f', {f.lost} steps lost in all' if f.count > 1 and f.lost else ''})" \
+                    if f.count > 1 else ""
+                label = f"{f.kind}, lost work" if f.kind in LOST else f.kind
+                lines.append(f"{i}. [{label}] {f.line}{seen}")
                 if f.fix:
                     lines.append(f"   fix: {f.fix}")
         lines.append(self.verdict)
-        if self.planned_runs > len(self.runs) and not self.deterministic:
+        if self.planned_runs > len(self.runs) and not self.nondeterminism:
             lines.append(f"(the time budget ran out: {len(self.runs)} of {self.planned_runs} planned runs audited)")
         return "\n".join(lines)
 

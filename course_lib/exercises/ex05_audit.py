@@ -23,7 +23,7 @@ def _check_audit(funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
         raise Fail(say(lang, "the loop does not run with your functions: {err}", "用你的函数，训练循环跑不起来：{err}",
                        err=err)) from None
     details = {"report": str(report.out / "report.json")}
-    first = next((f for f in report.findings if f.defect), None)
+    first = next((f for f in report.findings if f.defect or f.lost), None)  # lost work too: the loop saves on SIGTERM
     if first is None and report.exact:
         return say(lang, "exact: {n} real faults, and after each the run went on bit-identically to the run never "
                          "interrupted", "逐位相同：{n} 次真实的故障，每一次之后的续训都与从未中断的训练逐位相同",

@@ -16,8 +16,9 @@ from course_lib.lab.i18n import resolve
 # the tables' words: column names and cells (English is the key)
 WORDS_ZH = {"finding": "问题", "faults": "出现次数", "fix": "修正", "run": "训练", "fault": "故障", "restarted": "重新启动",
             "went on from": "从哪一步接着训练", "redone": "重做的步", "params": "参数", "optimizer": "优化器状态",
-            "lr": "学习率", "rng": "随机数生成器状态", "data": "批次", "parted": "第一个出现分歧的步",
-            "run exact": "逐位相同", "ok": "相同", "DIFF": "不同", "yes": "是", "no": "否",
+            "lr": "学习率", "rng": "随机数生成器状态", "parted": "第一个出现分歧的步",
+            "run exact": "逐位相同", "lost": "白费的步", "batches": "批次", "ok": "相同", "DIFF": "不同", "yes": "是",
+            "no": "否",
             "(had parted)": "（此前已有分歧）",
             "nothing: every fault resumed bit-identically": "没有：每次故障之后的续训都逐位相同"}
 
@@ -31,6 +32,7 @@ POSITION = "把 epoch 内的位置（步数）存进检查点，续训时跳过�
 ORDER = ("恢复数据的打乱顺序：DataLoader 生成器的状态（generator.get_state()），"
          "或用续训所在的 epoch 调用 sampler.set_epoch(epoch)")
 SIGTERM = "收到 SIGTERM 时只设一个标志；在这一步结束时保存检查点，然后退出"
+DETERMINISTIC = "torch.use_deterministic_algorithms(True)、固定线程数、给 DataLoader 的工作进程设好种子"
 # kind -> (line, fix) in Chinese; the placeholders are the English template's
 ZH = {
     "unseeded-init": ("两次从未中断的训练在第一步之前参数就不同：模型初始化没有设种子",
@@ -40,35 +42,56 @@ ZH = {
                       "或带种子的 DataLoader 生成器）"),
     "unseeded-rng": ("两次从未中断的训练参数和批次都相同，第 {step} 步时{rngs}的状态却不同",
                      "训练开始时给每一步用到的随机数生成器都设好种子"),
+    "unseeded-workers": ("两次从未中断的训练，第 {step} 步的批次不同，而这些批次来自 {workers} 个 DataLoader 工作进程："
+                         "工作进程里的随机性没有设种子",
+                         "在 worker_init_fn 里用 torch.initial_seed() 给工作进程用到的随机数生成器设种子"
+                         "（torch 只替每个工作进程设好 random 和 NumPy 的全局生成器，不管你自己建的生成器），"
+                         "并给 DataLoader 一个带种子的生成器"),
     "nondeterministic": ("两次从未中断的训练参数、批次和随机数生成器都相同，第 {step} 步的 {what} 却不同："
-                         "计算本身不是确定性的",
-                         "torch.use_deterministic_algorithms(True)、固定线程数、给 DataLoader 的工作进程设好种子"),
+                         "计算本身不是确定性的", DETERMINISTIC),
+    "nondeterministic-cuda": ("两次从未中断的训练参数、批次和随机数生成器都相同，第 {step} 步的 {what} 却不同："
+                              "CUDA 的算子默认不是确定性的",
+                              "在 CUDA 启动之前设置 CUBLAS_WORKSPACE_CONFIG=:4096:8，"
+                              "调用 torch.use_deterministic_algorithms(True)，并设 torch.backends.cudnn.benchmark = False；"
+                              "给 DataLoader 的工作进程设好种子"),
     "runs-differ": ("{what}", "先让同一条命令的两次训练成为同一次训练，再审计续训"),
     "set-epoch": ("DistributedSampler 每个 epoch 的顺序都一样（Rank {rank} 的 {passes} 次遍历都是 epoch {epoch}）："
                   "从没调用 set_epoch",
                   "在每个 epoch 开始时调用 sampler.set_epoch(epoch)"),
+    "sampler-seed": ("各个 Rank 的 DistributedSampler 种子不同（{seeds}）：每个 Rank 打乱出另一种排列，"
+                     "各自分到的数据互相重叠，一个 epoch 里有的样本根本没训练到",
+                     "所有 Rank 的 DistributedSampler 用同一个种子（本次训练的种子），不要从 Rank 号推出种子"),
     "not-atomic": ("{fault}后，续训没能启动（{error}）：它读的正是那个保存到一半被故障截断的检查点", ATOMIC),
     "not-atomic-read": ("{fault}后，续训读不了 {target}（{error}）：它需要的正是那个保存到一半被截断的检查点", ATOMIC),
     "not-atomic-lost": ("{fault}后，续训从第 {resumed} 步接着训练，而不是从第 {newest} 步的检查点："
-                        "故障截断了被原地覆盖的那个检查点",
+                        "故障截断了被原地覆盖的那个检查点（白费了 {lost} 步）",
                         ATOMIC),
     "did-not-start": ("{fault}后，续训没能启动：{error}", "让续训只读取完整的检查点，并修正上面的错误"),
     "hung": ("{fault}：训练在 {seconds:.0f} 秒内没有结束，被杀掉（某个 Rank 在等一个已经死掉的同伴？）",
              "同伴丢失时让每个 Rank 都报错退出（靠集合通信的超时），启动器才能重启整个作业"),
-    "started-over": ("{fault}后，续训从第 0 步重新开始（重做 {redone} 步），而第 {newest} 步的检查点是完整的："
-                     "根本没有加载检查点",
+    "started-over": ("{fault}后，续训从第 0 步重新开始，而第 {newest} 步的检查点是完整的："
+                     "根本没有加载检查点（白费了 {lost} 步）",
                      "训练启动时加载最新的检查点"),
-    "older": ("{fault}后，续训从第 {resumed} 步接着训练，可第 {newest} 步的检查点是完整的：续训没有用最新的检查点",
+    "older": ("{fault}后，续训从第 {resumed} 步接着训练，可第 {newest} 步的检查点是完整的：续训没有用最新的检查点"
+              "（白费了 {lost} 步）",
               "从最新的完整检查点续训（按步数排序，不要按文件名：按字符串比，'model_epoch_10' 排在 'model_epoch_2' 前面）"),
     "unaligned": ("{fault}后，续训起点的参数不是从未中断的训练中的任何一个状态", "从本次训练的检查点加载模型的 state_dict"),
     "sigterm-no-save": ("{fault}（集群调度系统的抢占）：脚本没有保存就停下了；续训从第 {resumed} 步接着训练"
-                        "（重做的步：{lost}）",
+                        "（白费了 {lost} 步）",
                         SIGTERM),
-    "sigterm-ignored": ("{fault}：{grace:.0f} 秒后脚本还在运行，被杀掉", SIGTERM),
+    "sigterm-ignored": ("{fault}：{grace:.0f} 秒后脚本还在运行，被杀掉；续训从第 {resumed} 步接着训练（白费了 {lost} 步）",
+                        SIGTERM),
     "optimizer": ("{fault}后，续训时（第 {resumed} 步）的优化器状态与从未中断的训练不同",
                   "把 optimizer.state_dict() 和模型一起保存并加载回来（本章三样中的第二样）"),
     "scheduler": ("{fault}后，第 {step} 步用的学习率是 {ours}，从未中断的训练用的是 {theirs}",
                   "把学习率调度器的 state_dict() 存进检查点并加载回来"),
+    "scheduler-offset": ("{fault}后，第 {step} 步用的学习率是 {ours}，这是从未中断的训练从第 {then} 步起用的学习率："
+                         "学习率调度器被放到了它原来位置的后面（按 epoch 走的学习率调度器按步数快进了）",
+                         "保存并加载学习率调度器的 state_dict()；如果要快进，它原来走了几次就走几次"
+                         "（按 epoch 走的学习率调度器按 epoch 数）"),
+    "scaler": ("{fault}后，第 {step} 步用的 GradScaler 缩放系数是 {ours}，从未中断的训练用的是 {theirs}："
+               "它的状态没有保存（缩放系数决定哪些步溢出、被跳过）",
+               "把 scaler.state_dict() 存进检查点并加载回来"),
     "hyper": ("{fault}后，第 {step} 步时优化器的设置（学习率以外的）不同", "用 load_state_dict 恢复优化器，包括它的参数组"),
     "rng": ("{fault}后，续训的第一步时{rngs}的状态不同（Rank {ranks}）：它从来没有被恢复过",
             "把每个 Rank 的 torch.get_rng_state()（以及 random.getstate()、np.random.get_state()、CUDA 的状态）存进检查点，"
@@ -82,6 +105,10 @@ ZH = {
     "rng-rank": ("{fault}后，{rngs}的状态在 Rank {bad} 上不同、在 Rank {good} 上相同："
                  "并不是每个 Rank 的随机数生成器都保存并恢复了",
                  "每个 Rank 各自保存、恢复自己的随机数生成器状态"),
+    "accumulation": ("{fault}后，续训从第 {resumed} 步的检查点接着训练，而这个检查点是在第 {step} 步已经累积了 {pending} 次"
+                     "反向传播之后保存的：这些梯度丢了，第 {step} 步累积的微批次也和从未中断的训练不同",
+                     "在一个优化器步结束时保存（optimizer.step() 和 zero_grad() 之后），或者把梯度累积的计数和已经累积的梯度"
+                     "一起存进检查点"),
     "position": ("{fault}后，续训回到了所在 epoch 的开头：第 {step} 步又训练了第 {other} 步的批次（重复了 {n} 步）",
                  POSITION),
     "epoch": ("{fault}后，续训把已经训练完的那个 epoch 又训练了一遍：第 {step} 步训练的是第 {other} 步的批次，"
@@ -96,6 +123,8 @@ ZH = {
     "unseen": ("{fault}后，参数、优化器状态、学习率、随机数生成器和批次都相同，第 {step} 步的 {what} 却不同："
                "是审计看不到的状态（例如 BatchNorm 的滑动平均统计量这类缓冲区、脚本自己持有的生成器），或者结果不确定的算子",
                "把一步用到的所有状态都保存下来（model.state_dict() 包含缓冲区；生成器用 get_state()）"),
+    "ema": ("{fault}后，第 {step} 步时的平均模型（EMA/SWA）与从未中断的训练不同，而训练的参数相同：它没有保存和恢复",
+            "把平均模型的 state_dict()（包括 n_averaged）存进检查点并加载回来"),
     "steps": ("{fault}后，续训后的训练一共走了 {ours} 步，从未中断的训练走了 {theirs} 步",
               "从保存的那一步的下一步续训，并在从未中断的训练结束的地方结束"),
     "final": ("{fault}后，最终参数与从未中断的训练不同", "见上面几行"),
@@ -108,6 +137,8 @@ ZH = {
 VERDICT_ZH = {"deterministic": ("不确定：脚本本身不是确定性的，两次从未中断的训练就不同，"
                                 "任何续训都不可能逐位相同（先修正这一条）"),
               "exact": "逐位相同：{n} 次故障，每一次之后的续训都与从未中断的训练逐位相同",
+              "lost": "逐位相同，但有白费的训练：{n} 次故障之后的续训都逐位相同，但其中 {k} 次之后共有 {lost} 步"
+                      "重新训练了一遍{strict}",
               "habit": "不是逐位相同：尽管每次故障之后的续训都逐位相同，训练本身却有问题（见上）",
               "runs": "不是逐位相同：{n} 次被中断的训练中，有 {bad} 次没能与从未中断的训练逐位相同"}
 
@@ -173,8 +204,11 @@ def audit_verdict(report: Report, lang: str | None = None) -> str:
     """The audit's verdict in one line (its exit code: 0 only when exact). Notebook 05, §6."""
     if resolve(lang) != "zh":
         return report.verdict
-    if report.deterministic:
+    if report.nondeterminism:
         return VERDICT_ZH["deterministic"]
+    if report.exact and report.lost:
+        strict = "（--strict：这也算不通过）" if report.strict else ""
+        return VERDICT_ZH["lost"].format(n=report.faults, k=report.lost_faults, lost=report.lost, strict=strict)
     if report.exact:
         return VERDICT_ZH["exact"].format(n=report.faults)
     bad = sum(not r.exact for r in report.runs)

@@ -19,6 +19,8 @@ DIGEST_CHARS = 16
 def _bytes_of(tensor):
     """The raw bytes of a tensor, without a copy where it is a contiguous CPU tensor."""
     t = tensor.detach()
+    if hasattr(t, "to_local"):  # a DTensor (FSDP2, tensor parallel): this rank's shard, with no collective
+        t = t.to_local()
     if t.device.type != "cpu":
         t = t.cpu()
     t = t.contiguous().reshape(-1)
@@ -88,8 +90,8 @@ def rng_digests() -> dict:
     torch = _torch()
     if torch is not None:
         out["torch"] = digest(torch.get_rng_state())
-        if torch.cuda.is_available() and torch.cuda.is_initialized():
-            out["cuda"] = digest(torch.cuda.get_rng_state_all())
+        if torch.cuda.is_available() and torch.cuda.is_initialized():  # this rank's own device only
+            out["cuda"] = digest(torch.cuda.get_rng_state(torch.cuda.current_device()))
     return out
 
 

@@ -2,36 +2,25 @@
 
 The folder that holds this file is first on the run's ``PYTHONPATH``, so every interpreter the
 run starts (each rank under torchrun or ``mp.spawn``, a forkserver and its children) imports
-``sitecustomize`` from it, which calls :func:`install`. Nothing is imported from the kit: the
-audited script runs with whatever Python it names, as long as that Python has torch.
+``sitecustomize`` from it, which installs one :class:`Probe` (:mod:`course_lib_audit_install`
+connects it to torch and the libraries). Nothing is imported from the kit: the audited script
+runs with whatever Python it names, as long as that Python has torch.
 
-Once torch is imported, :func:`install` registers torch's global optimizer-step hooks and wraps
-a few functions (``torch.save``/``load``, the RNG setters, ``DataLoader``'s ``__next__``,
-``DistributedSampler.__iter__``, ``os.fsync``/``os.replace``/``os._exit``). They change no value
-the script computes; they write one JSON line per event to ``$out/<pid>-<ns>.jsonl``:
-
-* ``step``: per optimizer step, digests of the parameters after it, the gradients, the optimizer
-  state after it (the full three every ``every`` steps and on a process's first step, where the
-  state *before* it is recorded too), the learning rates, the other hyper-parameters, every RNG
-  (Python's, NumPy's global one, torch's CPU generator, CUDA's once initialised) and the
-  batches the ``DataLoader`` handed out since the previous step;
-* ``save``/``load``: each ``torch.save``/``torch.load`` (its target, and at a save the
-  parameter digests that let a resume be found by content), ``seed``/``restore``: each RNG
-  setter, ``sampler``: each pass of a ``DistributedSampler`` (its epoch), ``end``: the final
-  digests as the process leaves, ``fault``: a fault delivered.
+The probe changes no value the script computes. It writes one JSON line per event to
+``$out/<pid>-<ns>.jsonl`` (the records: :mod:`course_lib_audit_schema`): per optimizer step the
+digests of what the step read and wrote, each save and load, each RNG seeded or restored, each
+data pass, the fault it delivered, the state as the process leaves.
 
 A fault (``$COURSE_LIB_AUDIT``'s ``fault``) is real: SIGKILL or SIGTERM sent to this process as
-the optimizer step ``at`` (counted in the reference run's steps, see :func:`resume_point`)
-begins, or half of a checkpoint's bytes written and then SIGKILL (``during-save``).
+the optimizer step ``at`` (counted in the reference run's steps) begins, or half of a
+checkpoint's bytes written and then SIGKILL (``during-save``).
 """
 from __future__ import annotations
 
-import atexit
-import importlib.abc
+import importlib
 import io
 import json
 import os
-import random
 import signal
 import sys
 import time
@@ -42,7 +31,6 @@ digests = importlib.import_module(f"{__package__}.course_lib_audit_digests" if _
 ENV = "COURSE_LIB_AUDIT"
 
 
-# --------------------------------------------------------------------------- the observer
 class Probe:
     """One process's records; reset in a forked child (its parent's file and counts are not its own)."""
 
@@ -51,25 +39,30 @@ class Probe:
         self.every = max(1, int(cfg.get("every", 1)))
         self.fault = cfg.get("fault")
         self._table = None
+        self.averaged: list = []  # weak references to the AveragedModels (EMA, SWA) of this process
         self.reset()
 
     def reset(self) -> None:
         self.pid, self.fd, self.steps, self.offset = os.getpid(), None, 0, None
+        self.silent = False  # a DataLoader worker: its parent records the batches it makes
+        self.hidden = 0  # inside a library's own optimizer step that trains nothing (DCP's state initialisation)
         self.optimizers: dict[int, int] = {}  # id(optimizer) -> 0, 1, ... in order of their first step
         self.last = None  # the optimizer of the newest step
         self.batches: list[str] = []
         self.positions: list[int] = []  # each batch's place in its DataLoader pass (1 = the pass's first batch)
+        self.backwards = 0  # backward passes since the last step
+        self.scales: list[float] = []  # a GradScaler's scale at each of its steps since the last optimizer step
         self.fired = False
         self.cut_pending = False  # a during-save fault waits for the bytes of an in-memory save to reach a file
-        self.saves_here = 0  # torch.save calls at the step a during-save fault cuts
-        self.saved_at = self.synced_at = None  # the steps of the newest torch.save, and of an fsync after it
+        self.saves_here = 0  # saves at the step a during-save fault cuts
+        self.saved_at = self.synced_at = None  # the steps of the newest save, and of an fsync after it
         self.pre: dict = {}
         self.seconds = 0.0  # time spent in this probe's hooks
 
     # ------------------------------------------------------------------ writing
     def write(self, record: dict) -> None:
         if self.fd is None:
-            if self._in_data_worker():
+            if self.silent:
                 return
             os.makedirs(self.cfg["out"], exist_ok=True)
             path = os.path.join(self.cfg["out"], f"{os.getpid()}-{time.time_ns()}.jsonl")
@@ -81,10 +74,9 @@ class Probe:
     def _put(self, record: dict) -> None:
         os.write(self.fd, (json.dumps(record, default=repr) + "\n").encode())  # unbuffered: a SIGKILL loses nothing
 
-    @staticmethod
-    def _in_data_worker() -> bool:
-        data = sys.modules.get("torch.utils.data")
-        return data is not None and data.get_worker_info() is not None
+    def event(self, kind: str, **values) -> None:
+        """A record of ``kind`` at this process's current step."""
+        self.write({"type": kind, "local_step": self.steps, "rank": self.rank(), **values, "t": time.time()})
 
     # ------------------------------------------------------------------ who and where
     @staticmethod
@@ -98,7 +90,7 @@ class Probe:
     def global_step(self, local: int) -> int | None:
         return None if self.offset is None else self.offset + local
 
-    def _align(self, optimizer, params: str, state: str) -> None:
+    def _align(self, params: str, state: str) -> None:
         """On the first step: which step of the reference this process goes on from."""
         ref = self.cfg.get("reference")
         if not ref:
@@ -112,111 +104,129 @@ class Probe:
 
     # ------------------------------------------------------------------ the optimizer's hooks
     def before_step(self, optimizer, args, kwargs) -> None:
+        if self.hidden:
+            return
         t0 = time.perf_counter()
         k = self.steps + 1
         first = k == 1
         index = self.optimizers.setdefault(id(optimizer), len(self.optimizers))
-        full = first or k % self.every == 0
-        pre = {"k": k, "opt": index, "rank": self.rank(), "lr": [float(g["lr"]) for g in optimizer.param_groups],
-               "hyper": digests.hyper_digest(optimizer), "rng": digests.rng_digests(), "data": self.batches or None,
-               "pos": self.positions}
-        self.batches, self.positions = [], []
+        closure = (args[0] if args else kwargs.get("closure")) is not None  # gradients computed inside the step
+        pre = {"local_step": k, "optimizer": index, "rank": self.rank(),
+               "lr": [float(g["lr"]) for g in optimizer.param_groups], "hyper": digests.hyper_digest(optimizer),
+               "rng": digests.rng_digests(), "batches": self.batches or None, "positions": self.positions}
+        if self.scales:
+            pre["scale"] = self.scales
+        ema = self.ema_digest()
+        if ema is not None:
+            pre["ema"] = ema
+        self.batches, self.positions, self.scales = [], [], []
         if first and index == 0:
             pre["params_before"], pre["state_before"] = digests.params_digest(optimizer), digests.state_digest(optimizer)
-            self._align(optimizer, pre["params_before"], pre["state_before"])
+            self._align(pre["params_before"], pre["state_before"])
             pre["resumed_from"] = self.offset
-        if full:
+        if (first or k % self.every == 0) and not closure:
             pre["grads"] = digests.grads_digest(optimizer)
-        pre["g"] = self.global_step(k)
+        pre["full"] = first or k % self.every == 0
+        pre["step"] = self.global_step(k)
         self.pre = pre
         self.seconds += time.perf_counter() - t0
-        self._maybe_signal(pre["g"], pre["rank"])
+        self._maybe_signal(pre["step"], pre["rank"])
 
     def after_step(self, optimizer, args, kwargs) -> None:
+        if self.hidden:
+            return
         t0 = time.perf_counter()
         self.steps += 1
         self.last = optimizer
-        record = {"type": "step", **self.pre}
-        if "grads" in record:  # a full record: the state after the step too
+        record = {"type": "step", **self.pre, "backwards": self.backwards}
+        self.backwards = 0
+        if record.pop("full"):  # the state after the step too; a closure's gradients only exist now
+            record.setdefault("grads", digests.grads_digest(optimizer))
             record["params"], record["state"] = digests.params_digest(optimizer), digests.state_digest(optimizer)
         self.seconds += time.perf_counter() - t0
         record["probe_s"] = round(self.seconds, 6)
         record["t"] = time.time()
         self.write(record)
 
+    def backward(self) -> None:
+        self.backwards += 1
+
     # ------------------------------------------------------------------ faults
-    def _mine(self, mode_set: tuple, g: int | None, rank: int) -> bool:
+    def _mine(self, modes: tuple, step: int | None, rank: int) -> bool:
         f = self.fault
-        return (f is not None and not self.fired and f["mode"] in mode_set and g is not None and f["at"] == g
+        return (f is not None and not self.fired and f["mode"] in modes and step is not None and f["at"] == step
                 and f.get("rank") in (None, rank))
 
-    def _maybe_signal(self, g, rank) -> None:
-        if not self._mine(("sigkill", "sigterm"), g, rank):
+    def _maybe_signal(self, step, rank) -> None:
+        if not self._mine(("sigkill", "sigterm"), step, rank):
             return
         self.fired = True
         mode = self.fault["mode"]
-        self.mark_fault({"type": "fault", "mode": mode, "at": g, "k": self.steps, "rank": rank, "t": time.time()})
+        self.mark_fault(mode=mode, at=step)
         os.kill(os.getpid(), signal.SIGTERM if mode == "sigterm" else signal.SIGKILL)
 
-    def mark_fault(self, record: dict) -> None:
-        """Record the fault, and tell the auditor (a file ``FAULT`` beside the records) it happened."""
-        self.write(record)
+    def mark_fault(self, **values) -> None:
+        """Record the fault, and tell the supervisor (a file ``FAULT`` beside the records) it happened."""
+        self.event("fault", **values)
         with open(os.path.join(self.cfg["out"], "FAULT"), "a") as f:
             f.write(f"{os.getpid()}\n")
 
     def _cut_and_die(self, what: str) -> None:
-        self.mark_fault({"type": "fault", "mode": "during-save", "at": self.global_step(self.steps), "k": self.steps,
-                    "rank": self.rank(), "target": what, "t": time.time()})
+        self.mark_fault(mode="during-save", at=self.global_step(self.steps), target=what)
         os.kill(os.getpid(), signal.SIGKILL)
 
-    def save_fault_here(self) -> bool:
-        """Is this ``torch.save`` the one a ``during-save`` fault cuts? (Its ``nth`` save of the step.)"""
-        if not self._mine(("during-save",), self.global_step(self.steps), self.rank()):
-            return False
-        self.saves_here += 1
-        return self.saves_here > int(self.fault.get("nth", 0))
-
-    # ------------------------------------------------------------------ wrappers
-    def save(self, real, obj, f, *args, **kwargs):
-        record = {"type": "save", "k": self.steps, "g": self.global_step(self.steps), "rank": self.rank(),
-                  "target": _target(f)}
+    # ------------------------------------------------------------------ saves and loads
+    def saving(self, via: str, target: str) -> bool:
+        """A save begins (``torch.save``, safetensors): record it; is it the one a ``during-save``
+        fault cuts (the ``nth`` save of its step)?"""
+        record = {"step": self.global_step(self.steps), "target": target, "via": via, "pending": self.backwards}
         if self.last is not None:  # the state this save holds, to find a resume from it by content
             t0 = time.perf_counter()
             record["params"], record["state"] = digests.params_digest(self.last), digests.state_digest(self.last)
             self.seconds += time.perf_counter() - t0
-        self.write(record)
+        self.event("save", **record)
         self.saved_at = self.steps
-        if not self.save_fault_here():
-            return real(obj, f, *args, **kwargs)
+        if not self._mine(("during-save",), self.global_step(self.steps), self.rank()):
+            return False
+        self.saves_here += 1
+        if self.saves_here <= int(self.fault.get("nth", 0)):
+            return False
         self.fired = True
-        buf = io.BytesIO()
-        real(obj, buf, *args, **kwargs)
-        data = buf.getbuffer()
+        return True
+
+    def cut(self, data, f) -> None:
+        """Write the first half of a save's bytes where they were going, and die; bytes that go to
+        memory are cut where they reach a file (their fsync or rename: :meth:`fsync`, :meth:`rename`)."""
         if isinstance(f, (str, bytes, os.PathLike)):
             with open(f, "wb") as out:
                 _write_half(out, data)
-            self._cut_and_die(record["target"])
-        if hasattr(f, "fileno") and _is_real_file(f):
+            self._cut_and_die(target_of(f))
+        if _is_real_file(_underlying(f)):
             f.write(data[: len(data) // 2])
             f.flush()
-            os.fsync(f.fileno())
-            self._cut_and_die(record["target"])
-        self.cut_pending = True  # an in-memory save: cut the file its bytes go to (at its fsync or rename)
-        f.write(data)
+            _underlying(f).flush()
+            os.fsync(_underlying(f).fileno())
+            self._cut_and_die(target_of(f))
+        self.cut_pending = True
+
+    def torch_save(self, real, obj, f, *args, **kwargs):
+        if not self.saving("torch.save", target_of(f)):
+            return real(obj, f, *args, **kwargs)
+        buf = io.BytesIO()
+        real(obj, buf, *args, **kwargs)
+        self.cut(buf.getbuffer(), f)
+        f.write(buf.getbuffer())  # into memory: cut where it reaches a file
         return None
 
-    def load(self, real, f, *args, **kwargs):
-        record = {"type": "load", "k": self.steps, "rank": self.rank(), "target": _target(f)}
+    def loading(self, via: str, real, f, *args, **kwargs):
+        record = {"target": target_of(f), "via": via}
         try:
             out = real(f, *args, **kwargs)
         except BaseException as err:
-            self.write({**record, "error": f"{type(err).__name__}: {str(err)[:300]}"})
+            self.event("load", **record, error=f"{type(err).__name__}: {str(err)[:300]}")
             raise
-        self.write(record)
+        self.event("load", **record)
         return out
-
-    def rng_call(self, kind: str, which: str) -> None:
-        self.write({"type": kind, "which": which, "k": self.steps, "rank": self.rank(), "t": time.time()})
 
     def fsync(self, real, fd):
         real(fd)
@@ -236,31 +246,48 @@ class Probe:
         return real(src, dst, *args, **kwargs)
 
     def synced(self) -> None:
-        """An fsync or a rename after a torch.save of this step: its bytes reach a file (once per step)."""
+        """An fsync or a rename after a save of this step: its bytes reach a file (once per step)."""
         if self.saved_at == self.steps and self.synced_at != self.steps:
             self.synced_at = self.steps
-            self.write({"type": "sync", "k": self.steps})
+            self.write({"type": "sync", "local_step": self.steps})
 
+    # ------------------------------------------------------------------ data
     def batch(self, value, position) -> None:
         t0 = time.perf_counter()
         self.batches.append(digests.digest(value))
         self.positions.append(position)
         self.seconds += time.perf_counter() - t0
 
+    def ema_digest(self) -> str | None:
+        """The averaged models (EMA, SWA) that are still alive, or ``None`` when there are none."""
+        models = [m for m in (ref() for ref in self.averaged) if m is not None]
+        return digests.digest([m.state_dict() for m in models]) if models else None
+
     def end(self, how: str) -> None:
         if self.last is None or self.fd is None:
             return
-        self.write({"type": "end", "how": how, "k": self.steps, "rank": self.rank(),
-                    "params": digests.params_digest(self.last), "state": digests.state_digest(self.last),
-                    "probe_s": round(self.seconds, 6), "t": time.time()})
+        ema = self.ema_digest()
+        self.event("end", how=how, params=digests.params_digest(self.last), state=digests.state_digest(self.last),
+                   **({"ema": ema} if ema is not None else {}), probe_s=round(self.seconds, 6))
         self.last = None  # once
 
 
-def _target(f) -> str:
+def target_of(f) -> str:
+    """Where a save or load goes: an absolute path, or ``<BytesIO>`` for memory."""
     if isinstance(f, (str, os.PathLike)):
         return os.path.abspath(os.fspath(f))
+    f = _underlying(f)
     name = getattr(f, "name", None)
     return os.path.abspath(name) if isinstance(name, str) else f"<{type(f).__name__}>"
+
+
+def _underlying(f):
+    """The file under a stream that wraps one (``.raw``: DCP's writer, buffered streams)."""
+    for _ in range(8):
+        if isinstance(getattr(f, "name", None), str) or getattr(f, "raw", None) is None:
+            return f
+        f = f.raw
+    return f
 
 
 def _is_real_file(f) -> bool:
@@ -275,127 +302,3 @@ def _write_half(f, data) -> None:
     f.write(data[: len(data) // 2])
     f.flush()
     os.fsync(f.fileno())
-
-
-# --------------------------------------------------------------------------- installing it
-PROBE: Probe | None = None
-
-
-def _wrap(owner, name: str, make) -> None:
-    real = getattr(owner, name, None)
-    if real is not None and not getattr(real, "_audit_wrapped", False):
-        wrapper = make(real)
-        wrapper._audit_wrapped = True
-        wrapper.__wrapped__ = real
-        setattr(owner, name, wrapper)
-
-
-def _on_torch(torch) -> None:
-    """Everything that needs torch, once it is imported."""
-    p = PROBE
-    from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
-
-    register_optimizer_step_pre_hook(p.before_step)
-    register_optimizer_step_post_hook(p.after_step)
-    for owner in (torch, torch.serialization):
-        _wrap(owner, "save", lambda real: lambda obj, f, *a, **k: p.save(real, obj, f, *a, **k))
-        _wrap(owner, "load", lambda real: lambda f, *a, **k: p.load(real, f, *a, **k))
-    for owner, name, kind in ((torch, "manual_seed", "seed"), (torch.random, "manual_seed", "seed"),
-                              (torch, "seed", "seed"), (torch, "set_rng_state", "restore"),
-                              (torch.random, "set_rng_state", "restore")):
-        _wrap(owner, name, lambda real, kind=kind: _announcing(real, kind, "torch"))
-    import torch.utils.data.dataloader as loader
-    import torch.utils.data.distributed as distributed
-
-    def next_batch(real):
-        def __next__(self):
-            value = real(self)
-            p.batch(value, getattr(self, "_num_yielded", None))
-            return value
-        return __next__
-    _wrap(loader._BaseDataLoaderIter, "__next__", next_batch)
-
-    def sampler_iter(real):
-        def __iter__(self):
-            p.write({"type": "sampler", "k": p.steps, "rank": p.rank(), "epoch": getattr(self, "epoch", None),
-                     "shuffle": getattr(self, "shuffle", None), "t": time.time()})
-            return real(self)
-        return __iter__
-    _wrap(distributed.DistributedSampler, "__iter__", sampler_iter)
-
-
-def _on_numpy(np) -> None:
-    _wrap(np.random, "seed", lambda real: _announcing(real, "seed", "numpy"))
-    _wrap(np.random, "set_state", lambda real: _announcing(real, "restore", "numpy"))
-
-
-def _announcing(real, kind: str, which: str):
-    def call(*args, **kwargs):
-        PROBE.rng_call(kind, which)
-        return real(*args, **kwargs)
-    return call
-
-
-class _AfterImport(importlib.abc.MetaPathFinder):
-    """Calls ``then(module)`` once the module ``name`` has been imported (its code run)."""
-
-    def __init__(self, name: str, then):
-        self.name, self.then = name, then
-
-    def find_spec(self, fullname, path, target=None):
-        if fullname != self.name:
-            return None
-        sys.meta_path.remove(self)
-        for finder in sys.meta_path:
-            spec = finder.find_spec(fullname, path, target) if hasattr(finder, "find_spec") else None
-            if spec is not None and spec.loader is not None:
-                spec.loader = _ThenLoader(spec.loader, self.then)
-                return spec
-        return None
-
-
-class _ThenLoader(importlib.abc.Loader):
-    def __init__(self, loader, then):
-        self._loader, self._then = loader, then
-
-    def create_module(self, spec):
-        return self._loader.create_module(spec)
-
-    def exec_module(self, module):
-        self._loader.exec_module(module)
-        self._then(module)
-
-    def __getattr__(self, name):
-        return getattr(self._loader, name)
-
-
-def _when_imported(name: str, then) -> None:
-    if name in sys.modules:
-        then(sys.modules[name])
-    else:
-        sys.meta_path.insert(0, _AfterImport(name, then))
-
-
-def install() -> None:
-    """Start observing this process (called by the probe folder's ``sitecustomize``)."""
-    global PROBE
-    if PROBE is not None or not os.environ.get(ENV):
-        return
-    PROBE = Probe(json.loads(os.environ[ENV]))
-    p = PROBE
-    os.register_at_fork(after_in_child=p.reset)
-    _wrap(random, "seed", lambda real: _announcing(real, "seed", "python"))
-    _wrap(random, "setstate", lambda real: _announcing(real, "restore", "python"))
-    _wrap(os, "fsync", lambda real: lambda fd: p.fsync(real, fd))
-    _wrap(os, "replace", lambda real: lambda src, dst, *a, **k: p.rename(real, src, dst, *a, **k))
-    _wrap(os, "rename", lambda real: lambda src, dst, *a, **k: p.rename(real, src, dst, *a, **k))
-
-    def _exit(real):
-        def leave(code):
-            p.end("os._exit")
-            real(code)
-        return leave
-    _wrap(os, "_exit", _exit)
-    atexit.register(lambda: p.end("exit"))
-    _when_imported("torch", _on_torch)
-    _when_imported("numpy", _on_numpy)

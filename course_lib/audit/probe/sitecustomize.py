@@ -8,9 +8,9 @@ import sys
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 if os.environ.get("COURSE_LIB_AUDIT"):
-    import course_lib_audit_probe
+    import course_lib_audit_install
 
-    course_lib_audit_probe.install()
+    course_lib_audit_install.install()
 
 _rest = [p for p in sys.path if os.path.abspath(p or os.getcwd()) != _HERE]
 _spec = importlib.machinery.PathFinder.find_spec("sitecustomize", _rest)

@@ -1,0 +1,216 @@
+"""What the facts of :mod:`course_lib.audit.judge` mean, named as :mod:`course_lib.audit.findings`:
+what went wrong at one restart (:func:`restart_findings`), and what two runs never interrupted
+say about the script itself (:func:`reference_findings`).
+
+A restart is read in the order a step reads its state (:data:`~course_lib.audit.judge.ORDER`):
+a difference earlier in the list explains the later ones, so only the first cause is named.
+Before that, where the restart went on from: a resume from an older checkpoint than the newest
+complete one is lost work, not a different run.
+"""
+from __future__ import annotations
+
+from course_lib.audit.findings import Finding
+from course_lib.audit.judge import ORDER, Difference, Reference, Segment, compare_references
+from course_lib.audit.plan import Fault
+
+
+def newest_checkpoint(ref: Reference, fault: Fault) -> int | None:
+    """The step of the newest checkpoint that was complete when ``fault`` struck, as the
+    uninterrupted run saved them (``None``: the script saves in a way the audit does not see)."""
+    saves = sorted({step for (_, step) in ref.saves() if step > 0})
+    if not saves:
+        return None
+    last_done = fault.at - 1 if fault.kind != "during-save" else fault.at - 0.5
+    complete = [s for s in saves if s <= last_done]
+    return complete[-1] if complete else 0
+
+
+def restart_findings(ref: Reference, fault: Fault, resumed: int, nxt: list[Segment], total: int | None) -> list[Finding]:
+    """Name what went wrong at one restart that went on from step ``resumed`` of the
+    uninterrupted run (nothing when it went on exactly and from the newest checkpoint).
+    ``total``: the steps the whole run took."""
+    name = fault.for_report()
+    newest = newest_checkpoint(ref, fault)
+    out = _after_cut(name, resumed, nxt, newest) if fault.kind == "during-save" else []
+    if not out and newest is not None and resumed < newest and fault.kind != "sigterm":
+        kind = "started-over" if resumed == 0 else "older"
+        out.append(Finding(kind, {"fault": name, "resumed": resumed, "newest": newest, "lost": newest - resumed}))
+    parted = [s for s in nxt if s.parted]
+    if not parted:
+        return out
+    step = min(s.parted.step for s in parted)
+    at = sorted((s for s in parted if s.parted.step == step), key=lambda s: s.rank)  # every rank that parted there
+    comps = [c for c in ORDER + ("steps",) if any(c in s.parted.components for s in at)]
+    first = next(s for s in at if s.parted.components[0] == comps[0])  # the rank where the first cause shows
+    found = _first_cause(ref, name, first, first.parted, comps, nxt, total)
+    return out + ([found] if found else [])
+
+
+def _first_cause(ref: Reference, name: dict, seg: Segment, diff: Difference, comps: list[str], nxt: list[Segment],
+                 total: int | None) -> Finding | None:
+    """The finding for the first component that parted (``comps``, in :data:`ORDER`)."""
+    values = {"fault": name, "step": diff.step}
+    if "state_before" in comps:
+        return Finding("optimizer", {"fault": name, "resumed": seg.resumed_from})
+    if "lr" in comps:
+        return _scheduler(ref, seg, diff, values)
+    if "hyper" in comps:
+        return Finding("hyper", values)
+    if "scale" in comps:
+        return Finding("scaler", {**values, "ours": f"{diff.ours['scale'][0]:g}", "theirs": f"{diff.theirs['scale'][0]:g}"})
+    pending = _pending(ref, seg)
+    if pending and diff.step == seg.resumed_from + 1 and {"backwards", "batches", "grads"} & set(comps):
+        return Finding("accumulation", {**values, "resumed": seg.resumed_from, "pending": pending})
+    rngs = [c for c in comps if c.startswith("rng.")]
+    if "batches" in comps:
+        return _data(ref, name, seg, diff, total)
+    if rngs:
+        return _rng(name, nxt, rngs)
+    if diff.step == seg.resumed_from + 1 and seg.process.steps[0].get("batches") is None and "grads" in comps:
+        return Finding("data-unseen", values)
+    if "steps" in comps:
+        return None  # more steps than the uninterrupted run: the end says how many
+    if comps == ["ema"]:
+        return Finding("ema", values)
+    what = ", ".join(c for c in comps if c in ("backwards", "grads", "params", "state"))
+    return Finding("unseen", {**values, "what": what or "the results"})
+
+
+def _scheduler(ref: Reference, seg: Segment, diff: Difference, values: dict) -> Finding:
+    """Another learning rate after a resume: the schedule was not restored (it started over:
+    a rate of an earlier place, or one the run never used), or it was put ahead, at the rate
+    of a later place of the schedule only (fast-forwarded too far)."""
+    ours, theirs = diff.ours["lr"], diff.theirs["lr"]
+    used = sorted(g for g, s in ref.steps[seg.rank].items() if s.get("lr") == ours)
+    said = {**values, "ours": _lr(ours), "theirs": _lr(theirs)}
+    if not used or used[0] <= diff.step:
+        return Finding("scheduler", said)
+    return Finding("scheduler-offset", {**said, "then": used[0]})
+
+
+def _pending(ref: Reference, seg: Segment) -> int:
+    """Backward passes the reference had accumulated toward its next step when it saved the
+    checkpoint of the step this segment went on from (0: saved at a step's end)."""
+    return max((e.get("pending", 0) for p in ref.processes if p.rank == seg.rank for e in p.of_type("save")
+                if e["local_step"] == seg.resumed_from), default=0)
+
+
+def _after_cut(name: dict, resumed: int, nxt: list[Segment], newest: int | None) -> list[Finding]:
+    """A crash during a save: did the resume lose the checkpoint before it?"""
+    errors = [e for s in nxt for e in s.process.of_type("load") if "error" in e]
+    if errors:
+        return [Finding("not-atomic-read", {"fault": name, "target": errors[0]["target"],
+                                            "error": errors[0]["error"][:120]})]
+    if newest is not None and resumed < newest:
+        return [Finding("not-atomic-lost", {"fault": name, "resumed": resumed, "newest": newest,
+                                            "lost": newest - resumed})]
+    return []
+
+
+def _data(ref: Reference, name: dict, seg: Segment, diff: Difference, total: int | None) -> Finding:
+    """The batch after a resume is not the uninterrupted run's: from another place in the epoch
+    (repeated or skipped), or from another epoch's shuffle at the right place. ``total``: the
+    steps the whole run took (an epoch trained twice makes it one epoch longer)."""
+    step = diff.step
+    ours = seg.process.steps[step - seg.resumed_from - 1]
+    other = ref.data_step(seg.rank, ours.get("batches"), step)
+    values = {"fault": name, "step": step}
+    if other is None or other == step:
+        return _order(ref, seg, step, values)
+    values.update(other=other, n=abs(step - other))
+    here, there = _pos(ours), _pos(ref.steps[seg.rank][step])
+    if here == there:  # the right place in the epoch, another epoch's batch
+        # the epoch before, trained again, makes the run one epoch longer; a shuffle one epoch behind does not
+        # (unknown when the run parted before its end: then an epoch boundary counts as the epoch trained again)
+        longer = total > ref.length(seg.rank) if total is not None else here == 1
+        if longer and step - other == _pass_length(ref, seg.rank, other - here + 1):
+            return Finding("epoch", values)
+        return _order(ref, seg, step, values)
+    if here is not None and there is not None and here > there:
+        return Finding("skip", values)
+    return Finding("position", values)
+
+
+def _pos(step: dict) -> int | None:
+    """Where in its DataLoader pass a step's (last) batch was: 1 for the first batch."""
+    return (step.get("positions") or [None])[-1]
+
+
+def _pass_length(ref: Reference, rank: int, step: int) -> int | None:
+    """How many steps the DataLoader pass that starts at ``step`` lasted in the reference."""
+    starts = sorted(g for g, s in ref.steps[rank].items() if (s.get("positions") or [None])[0] == 1)
+    later = [g for g in starts if g > step]
+    return later[0] - step if later and step in starts else None
+
+
+def _order(ref: Reference, seg: Segment, step: int, values: dict) -> Finding:
+    """Another epoch's shuffle: with a DistributedSampler, the epochs it was set to, when they differ."""
+    ours = [e["epoch"] for e in seg.process.of_type("sampler")]
+    theirs = [e["epoch"] for p in ref.processes if p.rank == seg.rank for e in p.of_type("sampler")
+              if e["local_step"] < step]
+    if ours and theirs and ours[0] != theirs[-1]:
+        return Finding("order-sampler", {"fault": values["fault"], "step": step, "ours": ours[0], "theirs": theirs[-1]})
+    return Finding("order", {"fault": values["fault"], "step": step})
+
+
+def _rng(name: dict, nxt: list[Segment], rngs: list[str]) -> Finding:
+    bad = sorted(s.rank for s in nxt if s.at_start and any(c in s.at_start.components for c in rngs))
+    good = sorted(s.rank for s in nxt if s.rank not in bad)
+    if bad and good:
+        return Finding("rng-rank", {"fault": name, "rngs": rngs, "bad": _ranks(bad), "good": _ranks(good)})
+    events = [e for s in nxt for e in s.process.events if e.get("local_step") == 0]
+    loaded = max((j for j, e in enumerate(events) if e["type"] == "load"), default=-1)
+    which = {c.removeprefix("rng.") for c in rngs}
+    reseeded = any(e["type"] == "seed" and e["which"] in which for e in events[loaded + 1:]) and loaded >= 0
+    restored = any(e["type"] == "restore" and e["which"] in which for e in events)
+    kind = "rng-reseeded" if reseeded and not restored else "rng-drawn" if restored else "rng"
+    return Finding(kind, {"fault": name, "rngs": rngs, "ranks": _ranks(bad or good)})
+
+
+def _ranks(ranks: list[int]) -> str:
+    return ", ".join(map(str, ranks))
+
+
+def _lr(values: list[float]) -> str:
+    return ", ".join(f"{v:.4g}" for v in values)
+
+
+# --------------------------------------------------------------------------- the script itself
+def reference_findings(a: list, b: list) -> list[Finding]:
+    """Two runs never interrupted: are they the same run (else the finding that says where not),
+    and does the run show a habit that breaks training whatever the faults (``set_epoch``, the
+    samplers' seeds)?"""
+    diff = compare_references(a, b)
+    if isinstance(diff, str):
+        return [Finding("runs-differ", {"what": diff})]
+    if diff is not None:
+        return [_not_the_same_run(diff, a)]
+    return _habits(a)
+
+
+def _not_the_same_run(diff: Difference, processes: list) -> Finding:
+    comps = diff.components
+    rngs = [c for c in comps if c.startswith("rng.")]
+    if diff.step == 1 and "params_before" in comps:
+        return Finding("unseeded-init", {})
+    if "batches" in comps:
+        workers = max((e["workers"] for p in processes if p.rank == diff.rank for e in p.of_type("loader")), default=0)
+        if workers:
+            return Finding("unseeded-workers", {"step": diff.step, "workers": workers})
+        return Finding("unseeded-data", {"step": diff.step})
+    if rngs:
+        return Finding("unseeded-rng", {"step": diff.step, "rngs": rngs})
+    cuda = any("cuda" in s.get("rng", {}) for p in processes for s in p.steps[:1])
+    return Finding("nondeterministic-cuda" if cuda else "nondeterministic", {"step": diff.step, "what": ", ".join(comps)})
+
+
+def _habits(processes: list) -> list[Finding]:
+    ranked = sorted((p for p in processes if p.rank is not None), key=lambda p: p.rank)
+    seeds = {p.rank: e["seed"] for p in ranked for e in p.of_type("sampler")[:1] if e.get("seed") is not None}
+    if len(set(seeds.values())) > 1:
+        return [Finding("sampler-seed", {"seeds": ", ".join(f"rank {r}: {s}" for r, s in sorted(seeds.items()))})]
+    for p in ranked:
+        passes = [e["epoch"] for e in p.of_type("sampler") if e.get("shuffle")]
+        if len(passes) > 1 and len(set(passes)) == 1:
+            return [Finding("set-epoch", {"epoch": passes[0], "passes": len(passes), "rank": p.rank})]
+    return []

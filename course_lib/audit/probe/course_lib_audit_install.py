@@ -1,0 +1,257 @@
+"""Connecting the :class:`~course_lib_audit_probe.Probe` to a process's libraries, each as it is
+imported (stdlib + torch only; called by this folder's ``sitecustomize``).
+
+* torch: the global optimizer-step hooks (every ``optimizer.step()``, a closure's too), every
+  backward pass, ``torch.save``/``torch.load``, the RNG setters, each batch a ``DataLoader``
+  hands out (in the main process: a DataLoader worker records nothing), each pass of a loader
+  and of a ``DistributedSampler``, a ``GradScaler``'s scale, the ``AveragedModel`` s (EMA, SWA);
+* safetensors: ``save_file``/``save`` and ``load_file``/``load``/``safe_open`` (Hugging Face's
+  ``save_pretrained``, accelerate's ``save_state``);
+* NumPy's and Python's RNG setters; ``os.fsync``, ``os.replace``/``os.rename`` (where an
+  in-memory save reaches a file), ``os._exit`` and interpreter exit (the final state).
+
+Each wrapper calls the original and returns what it returns; a module imported by name
+before the wrap (``from safetensors.torch import save_file``) is wrapped first, because the wrap
+happens as its module finishes importing.
+"""
+from __future__ import annotations
+
+import atexit
+import functools
+import importlib
+import importlib.abc
+import json
+import os
+import random
+import sys
+import weakref
+
+_here = f"{__package__}." if __package__ else ""
+probe = importlib.import_module(f"{_here}course_lib_audit_probe")
+digests = probe.digests
+
+PROBE = None
+
+
+def _wrap(owner, name: str, make) -> None:
+    """Replace ``owner.name`` by ``make(original)``, once, looking like the original (a DataLoader
+    worker's target is pickled by its module and name)."""
+    real = getattr(owner, name, None)
+    if real is None or getattr(real, "_audit_wrapped", False):
+        return
+    wrapper = functools.update_wrapper(make(real), real, updated=())
+    wrapper._audit_wrapped = True
+    setattr(owner, name, wrapper)
+
+
+def _announcing(real, kind: str, which: str):
+    def call(*args, **kwargs):
+        PROBE.event(kind, which=which)
+        return real(*args, **kwargs)
+    return call
+
+
+# --------------------------------------------------------------------------- torch
+def _on_torch(torch) -> None:
+    p = PROBE
+    from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
+
+    register_optimizer_step_pre_hook(p.before_step)
+    register_optimizer_step_post_hook(p.after_step)
+
+    def backward(real):
+        def call(*args, **kwargs):
+            p.backward()
+            return real(*args, **kwargs)
+        return call
+    _wrap(torch.autograd, "backward", backward)
+    for owner in (torch, torch.serialization):
+        _wrap(owner, "save", lambda real: lambda obj, f, *a, **k: p.torch_save(real, obj, f, *a, **k))
+        _wrap(owner, "load", lambda real: lambda f, *a, **k: p.loading("torch.load", real, f, *a, **k))
+    for owner, name, kind in ((torch, "manual_seed", "seed"), (torch.random, "manual_seed", "seed"),
+                              (torch, "seed", "seed"), (torch, "set_rng_state", "restore"),
+                              (torch.random, "set_rng_state", "restore")):
+        _wrap(owner, name, lambda real, kind=kind: _announcing(real, kind, "torch"))
+    _on_data(torch)
+    _on_amp(torch)
+    _when_imported("torch.optim.swa_utils", _on_swa)
+    _when_imported("torch.distributed.checkpoint.state_dict", _on_dcp_state_dict)
+
+
+def _on_data(torch) -> None:
+    p = PROBE
+    import torch.utils.data._utils.worker as worker
+    import torch.utils.data.dataloader as loader
+    import torch.utils.data.distributed as distributed
+
+    def next_batch(real):
+        def __next__(self):
+            value = real(self)
+            p.batch(value, getattr(self, "_num_yielded", None))
+            return value
+        return __next__
+    _wrap(loader._BaseDataLoaderIter, "__next__", next_batch)
+
+    def new_pass(real):
+        def __init__(self, data_loader, *args, **kwargs):
+            p.event("loader", workers=data_loader.num_workers, generator=data_loader.generator is not None)
+            return real(self, data_loader, *args, **kwargs)
+        return __init__
+    _wrap(loader._BaseDataLoaderIter, "__init__", new_pass)
+
+    def in_worker(real):  # a DataLoader worker: its batches are recorded once, by the process it serves
+        def _worker_loop(*args, **kwargs):
+            p.silent = True
+            return real(*args, **kwargs)
+        return _worker_loop
+    _wrap(worker, "_worker_loop", in_worker)
+
+    def sampler_iter(real):
+        def __iter__(self):
+            p.event("sampler", epoch=getattr(self, "epoch", None), shuffle=getattr(self, "shuffle", None),
+                    seed=getattr(self, "seed", None))
+            return real(self)
+        return __iter__
+    _wrap(distributed.DistributedSampler, "__iter__", sampler_iter)
+
+
+def _on_amp(torch) -> None:
+    scaler = getattr(getattr(torch, "amp", None), "grad_scaler", None)
+    if scaler is None:
+        return
+
+    def step(real):
+        def call(self, *args, **kwargs):
+            if self.is_enabled() and self._scale is not None:
+                PROBE.scales.append(self.get_scale())
+            before = PROBE.steps
+            out = real(self, *args, **kwargs)
+            if PROBE.steps == before:  # an overflow: the optimizer step was skipped, its gradients dropped
+                PROBE.backwards = 0
+            return out
+        return call
+    _wrap(scaler.GradScaler, "step", step)
+
+
+def _on_swa(swa) -> None:
+    def remember(real):
+        def __init__(self, *args, **kwargs):
+            real(self, *args, **kwargs)
+            PROBE.averaged.append(weakref.ref(self))
+        return __init__
+    _wrap(swa.AveragedModel, "__init__", remember)
+
+
+def _on_dcp_state_dict(module) -> None:
+    """DCP's ``get_state_dict``/``set_state_dict`` run a real ``optimizer.step()`` (zero gradients,
+    learning rate 0) to create an empty optimizer's state: not a training step, so not one of the
+    run's steps."""
+    def hidden(real):
+        def _init_optim_state(*args, **kwargs):
+            PROBE.hidden += 1
+            try:
+                return real(*args, **kwargs)
+            finally:
+                PROBE.hidden -= 1
+        return _init_optim_state
+    _wrap(module, "_init_optim_state", hidden)
+
+
+# --------------------------------------------------------------------------- safetensors, numpy
+def _on_safetensors(st) -> None:
+    p = PROBE
+
+    def save_file(real):
+        def call(tensors, filename, *args, **kwargs):
+            if not p.saving("safetensors", probe.target_of(filename)):
+                return real(tensors, filename, *args, **kwargs)
+            p.cut(st.save(tensors, *args, **kwargs), filename)
+            return None
+        return call
+    _wrap(st, "save_file", save_file)
+
+    def save(real):
+        def call(tensors, *args, **kwargs):
+            cut = p.saving("safetensors", "<bytes>")  # into memory: cut where it reaches a file
+            p.cut_pending = p.cut_pending or cut
+            return real(tensors, *args, **kwargs)
+        return call
+    _wrap(st, "save", save)
+    _wrap(st, "load_file", lambda real: lambda f, *a, **k: p.loading("safetensors", real, f, *a, **k))
+    _wrap(st, "load", lambda real: lambda data, *a, **k: p.loading("safetensors", real, data, *a, **k))
+
+
+def _on_safetensors_root(root) -> None:
+    _wrap(root, "safe_open", lambda real: lambda f, *a, **k: PROBE.loading("safetensors", real, f, *a, **k))
+
+
+def _on_numpy(np) -> None:
+    _wrap(np.random, "seed", lambda real: _announcing(real, "seed", "numpy"))
+    _wrap(np.random, "set_state", lambda real: _announcing(real, "restore", "numpy"))
+
+
+# --------------------------------------------------------------------------- as each module is imported
+class _AfterImport(importlib.abc.MetaPathFinder):
+    """Calls ``then(module)`` once the module ``name`` has been imported (its code run)."""
+
+    def __init__(self, name: str, then):
+        self.name, self.then = name, then
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname != self.name:
+            return None
+        sys.meta_path.remove(self)
+        for finder in sys.meta_path:
+            spec = finder.find_spec(fullname, path, target) if hasattr(finder, "find_spec") else None
+            if spec is not None and spec.loader is not None:
+                spec.loader = _ThenLoader(spec.loader, self.then)
+                return spec
+        return None
+
+
+class _ThenLoader(importlib.abc.Loader):
+    def __init__(self, loader, then):
+        self._loader, self._then = loader, then
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module):
+        self._loader.exec_module(module)
+        self._then(module)
+
+    def __getattr__(self, name):
+        return getattr(self._loader, name)
+
+
+def _when_imported(name: str, then) -> None:
+    if name in sys.modules:
+        then(sys.modules[name])
+    else:
+        sys.meta_path.insert(0, _AfterImport(name, then))
+
+
+def install() -> None:
+    """Start observing this process (called by the probe folder's ``sitecustomize``)."""
+    global PROBE
+    if PROBE is not None or not os.environ.get(probe.ENV):
+        return
+    PROBE = p = probe.Probe(json.loads(os.environ[probe.ENV]))
+    os.register_at_fork(after_in_child=p.reset)
+    _wrap(random, "seed", lambda real: _announcing(real, "seed", "python"))
+    _wrap(random, "setstate", lambda real: _announcing(real, "restore", "python"))
+    _wrap(os, "fsync", lambda real: lambda fd: p.fsync(real, fd))
+    _wrap(os, "replace", lambda real: lambda src, dst, *a, **k: p.rename(real, src, dst, *a, **k))
+    _wrap(os, "rename", lambda real: lambda src, dst, *a, **k: p.rename(real, src, dst, *a, **k))
+
+    def _exit(real):
+        def leave(code):
+            p.end("os._exit")
+            real(code)
+        return leave
+    _wrap(os, "_exit", _exit)
+    atexit.register(lambda: p.end("exit"))
+    _when_imported("torch", _on_torch)
+    _when_imported("numpy", _on_numpy)
+    _when_imported("safetensors.torch", _on_safetensors)
+    _when_imported("safetensors", _on_safetensors_root)

@@ -1,0 +1,131 @@
+"""The process boundary of one attempt: a small supervisor that starts the audited command and
+answers for every process it starts, and for none other (Linux; stdlib only).
+
+Run by :func:`course_lib.audit.attempt.run_attempt` as ``python supervisor.py CONFIG.json``. It
+makes itself a *child subreaper* (``prctl(PR_SET_CHILD_SUBREAPER)``): every process the command
+starts stays its descendant, even one whose parent has exited or that moved to a session of its
+own (torchrun starts its workers so). It starts the command in a session and process group of
+its own, waits for it (at most ``timeout`` seconds; after a SIGTERM fault, ``grace`` seconds),
+then SIGKILLs whatever of the command still lives and reaps it. A process is signalled only
+through a pidfd opened on it while it is this supervisor's descendant: a PID the system gave to
+someone else meanwhile is never hit. The supervisor signals nothing else; the faults themselves
+are delivered from inside the audited processes (the probe).
+
+The result, ``{"exit_code", "seconds", "timed_out"}``, is written to ``result`` in the config.
+If the auditor dies, the kernel sends the supervisor SIGTERM (``PR_SET_PDEATHSIG``), and it ends
+the command before it leaves.
+"""
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER = 1, 36
+POLL_S = 0.05
+CLEAN_UP_S = 10.0
+
+
+def descendants(root: int) -> set[int]:
+    """The live (not zombie) processes below ``root``, from ``/proc``."""
+    parents, zombies = {}, set()
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        fields = _stat(int(entry.name))
+        if fields is not None:
+            parents[int(entry.name)] = int(fields[1])
+            if fields[0] == "Z":
+                zombies.add(int(entry.name))
+    found, frontier = set(), {root}
+    while frontier:
+        frontier = {pid for pid, ppid in parents.items() if ppid in frontier} - found
+        found |= frontier
+    return found - zombies
+
+
+def _stat(pid: int) -> list[str] | None:
+    """``/proc/PID/stat`` after the command name: state, ppid, ... (``None``: gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+
+
+def kill_descendant(pid: int, ours: set[int]) -> None:
+    """SIGKILL ``pid`` if, once a pidfd holds it, it is still a child of this supervisor or of
+    one of ``ours``: the pidfd names that very process, so a reused PID cannot be hit."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return
+    try:
+        fields = _stat(pid)
+        if fields is not None and int(fields[1]) in ours | {os.getpid()}:
+            with contextlib.suppress(ProcessLookupError):
+                signal.pidfd_send_signal(fd, signal.SIGKILL)
+    finally:
+        os.close(fd)
+
+
+def end_all(deadline_s: float = CLEAN_UP_S) -> None:
+    """SIGKILL every live descendant until none is left, reaping each (the orphans are ours)."""
+    end = time.monotonic() + deadline_s
+    while time.monotonic() < end:
+        alive = descendants(os.getpid())
+        _reap()
+        if not alive:
+            return
+        for pid in alive:
+            kill_descendant(pid, alive)
+        time.sleep(POLL_S)
+
+
+def _reap() -> None:
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def main(config_path: str) -> int:
+    with open(config_path) as f:
+        cfg = json.load(f)
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    stop = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
+    t0 = time.monotonic()
+    deadline, timed_out, signalled = t0 + cfg["timeout"], False, False
+    with open(cfg["log"], "wb") as sink:
+        proc = subprocess.Popen(cfg["argv"], stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                env=cfg["env"], cwd=cfg.get("cwd"), start_new_session=True)
+    while proc.poll() is None and not stop:
+        if cfg["sigterm_fault"] and not signalled and os.path.exists(cfg["fault_file"]):
+            signalled, deadline = True, min(deadline, time.monotonic() + cfg["grace"])
+        if time.monotonic() > deadline:
+            timed_out = True
+            break
+        time.sleep(POLL_S)
+    if proc.poll() is None:  # timed out, or the auditor has gone: the command first, for its exit code
+        proc.kill()
+        proc.wait()
+    end_all()  # what of the command still lives: torchrun's workers, orphans, the rest of a hung run
+    result = {"exit_code": proc.returncode, "seconds": time.monotonic() - t0, "timed_out": timed_out or bool(stop)}
+    with open(cfg["result"], "w") as f:
+        json.dump(result, f)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))

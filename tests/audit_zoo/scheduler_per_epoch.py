@@ -1,0 +1,46 @@
+"""Defect: the learning rate falls per epoch (MultiStepLR, stepped once an epoch), but the resume
+fast-forwards the scheduler by the saved *step* count, as one would a per-step schedule: the run
+goes on with the rate of a later epoch."""
+import os
+import sys
+
+import torch
+import torch.nn.functional as F
+from torch.utils.data import DataLoader
+from zoo_common import StopFlag, dataset, load, model, options, save_atomic
+
+args = options()
+path = os.path.join(args.out, "checkpoint.pt")
+torch.manual_seed(0)
+data, net = dataset(), model()
+optimizer = torch.optim.AdamW(net.parameters(), lr=1e-2)
+scheduler = torch.optim.lr_scheduler.MultiStepLR(optimizer, milestones=[1, 2], gamma=0.5)
+epoch, step, done, rng = 0, 0, 0, None
+checkpoint = load(path)
+if checkpoint:
+    net.load_state_dict(checkpoint["model"])
+    optimizer.load_state_dict(checkpoint["optimizer"])
+    epoch, step, done, rng = checkpoint["epoch"], checkpoint["step"], checkpoint["done"], checkpoint["rng"]
+    for _ in range(done):  # the schedule put back by the steps done (it counts epochs)
+        scheduler.step()
+stop = StopFlag()
+while epoch < args.epochs:
+    batches = iter(DataLoader(data, batch_size=args.batch, shuffle=True, generator=torch.Generator().manual_seed(epoch)))
+    for _ in range(step):
+        next(batches)
+    if rng is not None:
+        torch.set_rng_state(rng)
+        rng = None
+    for x, y in batches:
+        optimizer.zero_grad()
+        F.cross_entropy(net(x), y).backward()
+        optimizer.step()
+        step, done = step + 1, done + 1
+        if done % args.save_every == 0 or stop.requested:
+            save_atomic({"model": net.state_dict(), "optimizer": optimizer.state_dict(), "epoch": epoch, "step": step,
+                         "done": done, "rng": torch.get_rng_state()}, path)
+        if stop.requested:
+            sys.exit(0)
+    scheduler.step()
+    epoch, step = epoch + 1, 0
+print("done")
