@@ -4,15 +4,27 @@ A rank prints its lines (the chapter's ``Rank 0, Epoch [..], Step [..], Loss: ..
 rank 0, progress markers; its stdout and stderr go to ``DIR/logs/rank{R}.log`` (which survives
 a crash). The parent reads the logs as they grow, prints complete new lines, and turns the
 markers into one ``tqdm`` bar. Both sides of that small protocol live here.
+
+The logs are written in English. Where a person reads them in another language (the Chinese
+edition's notebooks), the parent shows each line through the view set by :func:`set_line_view`
+(the notebooks' translations: ``course_lib.lab.i18n``); the core itself knows no language.
 """
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from tqdm.auto import tqdm
 
 _PROGRESS = "@@progress "
+_view: Callable[[str], str] = str  # how the parent shows a rank's line (identity: as written)
+
+
+def set_line_view(view: Callable[[str], str] | None) -> None:
+    """Show every rank's line as ``view(line)`` from now on in this process (``None``: as written)."""
+    global _view
+    _view = view or str
 
 
 class Reporter:
@@ -59,13 +71,13 @@ class RankOutput:
                 self.bar.update(step - self.bar.n)
             self.step = step
         elif not self.quiet:
-            (self.bar.write if self.bar is not None else print)(line)
+            (self.bar.write if self.bar is not None else print)(_view(line))
 
     def close(self) -> None:
         self.poll()
         for p in self.partial:
             if p and not p.startswith(_PROGRESS) and not self.quiet:
-                print(p)
+                print(_view(p))
         if self.bar is not None:
             self.bar.close()
         for f in self.files:
