@@ -31,8 +31,8 @@ Where each idea lives (``module:name``; ``tests/test_structure.py`` checks that 
     every RNG of a rank        course_lib.checkpoint.resume:rng_state
     a real kill                course_lib.checkpoint.faults:FaultInjector.before_step
     a kill inside a save       course_lib.checkpoint.faults:FaultInjector.writer
-    a preemption (SIGTERM)     course_lib.checkpoint.faults:GracefulStop -> course_lib.ddp.train:Trainer._decide
-    why training stopped       course_lib.ddp.train:Outcome
+    a preemption (SIGTERM)     course_lib.ddp.training:GracefulStop -> course_lib.ddp.train:Trainer._decide
+    why training stopped       course_lib.ddp.outcome:Outcome -> course_lib.ddp.outcome:exit_code
     the ledger, TensorBoard    course_lib.watch.monitor:Ledger, course_lib.watch.monitor:TensorBoardLogger
     are two runs the same?     course_lib.watch.compare:compare_runs
     the invariant reduction    course_lib.beyond.invariant:InvariantStep

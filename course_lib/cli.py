@@ -44,8 +44,8 @@ def _cmd_train(args) -> int:
     from course_lib._runtime.processes import run_dir_lock
     from course_lib._runtime.rank_output import Reporter
     from course_lib._runtime.rank_start import run_then_exit
-    from course_lib.checkpoint.faults import EXIT_INTERRUPTED
     from course_lib.ddp.launch import RankFailed, RunInterrupted, check_before_start, launch, run_rank
+    from course_lib.ddp.outcome import EXIT_FAILED, EXIT_INTERRUPTED, exit_code
     from course_lib.watch.monitor import LAUNCHED_ENV
 
     if torchrun:
@@ -60,13 +60,13 @@ def _cmd_train(args) -> int:
         report = Reporter(rank, progress=False)
 
         def work() -> int:
-            with run_dir_lock(cfg.run_dir, shared=member) if rank == 0 or member else nullcontext():
-                if member:  # the kit's elastic group: it decides ranks itself and re-forms in-process
-                    from course_lib.beyond.elastic.regroup import run_member
+            if member:  # the kit's elastic group: it decides ranks itself, re-forms in-process, holds its lock
+                from course_lib.beyond.elastic.regroup import run_member
 
-                    return run_member(cfg, elastic, local_rank, report).value
+                return exit_code(run_member(cfg, elastic, local_rank, report))
+            with run_dir_lock(cfg.run_dir) if rank == 0 else nullcontext():
                 local_world = int(os.environ.get("LOCAL_WORLD_SIZE", cfg.world_size))
-                return run_rank(cfg, rank, cfg.world_size, local_rank, local_world, report, reduction=reduction).value
+                return exit_code(run_rank(cfg, rank, cfg.world_size, local_rank, local_world, report, reduction=reduction))
 
         run_then_exit(work)  # the work is on disk: leave without the interpreter's teardown
     try:
@@ -76,7 +76,7 @@ def _cmd_train(args) -> int:
         return EXIT_INTERRUPTED
     except RankFailed as err:
         print(f"FAILED: {err}", file=sys.stderr)
-        return 1
+        return EXIT_FAILED
     print(json.dumps({k: summary[k] for k in ("val_accuracy", "steps", "resumes", "world_size", "reduction")}))
     return 0
 

@@ -80,7 +80,7 @@ class TrainConfig:
     micro_batch: int = option(0, OPTIM, "reviews per forward/backward pass, accumulated to the batch; 0 = a rank's whole "
                               "share (or the reduction's own layout)")
     reduction: str = option("ddp", OPTIM, "how the ranks' gradients are summed: ddp, DDP's all-reduce (the chapter's), "
-                            "or an extension's (see course_lib.beyond)")
+                            "or an extension's (the choices below)")
     lr: float = option(5e-3, OPTIM, "peak learning rate of AdamW")
     weight_decay: float = option(0.01, OPTIM, "AdamW's weight decay")
     warmup_steps: int = option(50, OPTIM, "steps of linear warm-up before the linear decay to 0")

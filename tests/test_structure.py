@@ -118,3 +118,45 @@ def test_every_function_a_notebook_calls_says_where(path):
         if f"notebook {number}" not in doc and "notebooks 01-05" not in doc and "every notebook" not in doc:
             missing.append(f"{module}.{name}")
     assert not missing, f"say 'notebook {number}' in the docstring of: {missing}"
+
+
+CORE = ["config.py", "paths.py", "predict.py", "data", "ddp", "checkpoint", "watch", "_runtime"]
+EXTENSION_WORDS = re.compile(r"\b(invariant|beyond|elastic|peer_lost|regroup|audit)\b|course_lib\.lab", re.IGNORECASE)
+
+
+def _code_words(path: Path) -> list[tuple[int, str]]:
+    """Names, strings and comments of ``path`` outside its docstrings, with their line."""
+    import ast
+    import io
+    import tokenize
+
+    source = path.read_text()
+    docstrings = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+                docstrings.add(first.lineno)
+    kinds = (tokenize.NAME, tokenize.STRING, tokenize.COMMENT)
+    return [(t.start[0], t.string) for t in tokenize.generate_tokens(io.StringIO(source).readline)
+            if t.type in kinds and not (t.type == tokenize.STRING and t.start[0] in docstrings)]
+
+
+def test_the_core_names_nothing_beyond_it():
+    """The core asks its seams (a gradient sync's traits, votes, a fault hook) and names none of
+    what plugs into them: not in its code, its messages or its comments (its docstrings may say
+    where the extensions are)."""
+    files = [p for name in CORE for p in ([PACKAGE / name] if name.endswith(".py") else (PACKAGE / name).rglob("*.py"))]
+    found = [f"{p.relative_to(PACKAGE)}:{line}: {word}" for p in files for line, word in _code_words(p)
+             if EXTENSION_WORDS.search(word)]
+    assert found == [], found
+
+
+def test_one_exit_code_map_and_an_outcome_that_is_no_exit_never_reaches_it():
+    from course_lib.beyond.elastic.regroup import REGROUP
+    from course_lib.beyond.invariant_trainer import PEER_LOST
+    from course_lib.ddp.outcome import DONE, EXIT_PREEMPTED, PREEMPTED, exit_code
+
+    assert [exit_code(o) for o in (DONE, PREEMPTED, PEER_LOST)] == [0, EXIT_PREEMPTED, 75]
+    with pytest.raises(ValueError, match="ends no process"):
+        exit_code(REGROUP)

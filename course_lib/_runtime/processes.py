@@ -67,11 +67,10 @@ def join_ranks(ctx, poll: Callable[[], None] = lambda: None, timeout: float | No
 
 
 @contextlib.contextmanager
-def run_dir_lock(run_dir: str | Path, shared: bool = False):
+def run_dir_lock(run_dir: str | Path):
     """Hold ``DIR/.lock`` for the life of a run: two runs in one folder would interleave their
     checkpoints and ledgers. The kernel releases it when the holder dies, SIGKILL included, so a
-    crashed run never leaves a stale lock. The members of an elastic group (``shared``) hold it
-    together: no other run gets in, and nodes may come and go."""
+    crashed run never leaves a stale lock."""
     try:
         import fcntl
     except ImportError:  # not POSIX: no lock
@@ -80,13 +79,12 @@ def run_dir_lock(run_dir: str | Path, shared: bool = False):
     Path(run_dir).mkdir(parents=True, exist_ok=True)
     with open(Path(run_dir) / ".lock", "a+") as f:
         try:
-            fcntl.flock(f, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             f.seek(0)
             raise ConfigError(f"{run_dir} is in use by another run ({f.read().strip() or 'unknown process'}); "
                               "wait for it to end, stop it, or pick another --run-dir") from None
-        if not shared:
-            f.truncate(0)
+        f.truncate(0)
         f.write(f"pid {os.getpid()} on {socket.gethostname()} since {time.strftime('%H:%M:%S')}\n")
         f.flush()
         try:

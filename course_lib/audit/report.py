@@ -6,7 +6,7 @@ Two verdicts are kept apart: *exact* (after every fault the run went on bit-iden
 run never interrupted) and *lost work* (steps trained again that a checkpoint had saved or a
 SIGTERM could have: the same run, paid twice). :class:`Report` holds the facts;
 :meth:`Report.text` is the terminal's table; the notebooks' (translated) tables are
-:func:`course_lib.lab.audit_view.audit_faults` and :func:`course_lib.lab.audit_view.audit_findings`.
+:func:`course_lib.lab.audit_view.audit_findings` (and its verdict, :func:`~course_lib.lab.audit_view.audit_verdict`).
 """
 from __future__ import annotations
 

@@ -34,7 +34,13 @@ import torch
 import torch.distributed as dist
 import torch.nn.functional as F
 
+from course_lib.ddp.seams import SyncTraits
+
 DEFAULT_MICRO_BATCHES = 4  # micro-batches per global batch when --micro-batch is 0: 1, 2 or 4 ranks
+
+
+# contiguous micro-batch blocks, no rank's own RNG, the same bits on any world size, one thread per rank
+INVARIANT_TRAITS = SyncTraits(contiguous=True, rank_rng=False, any_world_size=True, threads=1)
 
 
 def micro_batch_count(global_batch_size: int, micro_batch: int) -> int:
@@ -89,7 +95,7 @@ def _grad_ready(owner: weakref.ref[InvariantStep], index: int, param: torch.Tens
 
 class InvariantStep:
     """Computes the summed gradient of one global batch into ``param.grad``, identically at
-    every world size: the :class:`~course_lib.ddp.sync.GradientSync` of ``--reduction invariant``
+    every world size: the :class:`~course_lib.ddp.seams.GradientSync` of ``--reduction invariant``
     (:mod:`course_lib.beyond.invariant_trainer`), instead of DDP's all-reduce. A rank computes a
     contiguous block of micro-batches, and no rank's own RNG is drawn (each micro-batch seeds its
     dropout), so a checkpoint needs no RNG file per rank.
@@ -120,7 +126,7 @@ class InvariantStep:
     * **the loss travels the same tree**: this rank's subtree of micro-batch losses (float64)
       is all-reduced with the pair partners, started before the last backward (gloo's list
       ``all_gather`` cost ~0.7 ms a step)."""
-    contiguous, rank_rng, invariant = True, False, True
+    traits = INVARIANT_TRAITS
 
     def __init__(self, model: torch.nn.Module, global_batch_size: int, micro_batch: int, world_size: int, rank: int,
                  seed: int, precision: str = "fp32", bucket_mb: float = BUCKET_MB):

@@ -14,7 +14,7 @@ Three things differ from DDP, each passed in or wrapped around, none overriding 
   that is left (gloo: within milliseconds; NCCL usually hangs until its watchdog's timeout).
   Every collective of a step comes before its optimizer step, so each survivor holds the state
   of the last finished step, and no randomness belongs to the dead rank: a survivor saves it
-  and leaves with :attr:`Outcome.PEER_LOST` (exit code 75), and ``--resume auto`` loses no step.
+  and leaves with :data:`PEER_LOST` (exit code 75), and ``--resume auto`` loses no step.
   torch's launchers SIGTERM the survivors soon after a rank fails (``launch``: after 10 s;
   torchrun's agent: at once, SIGKILL 30 s later), so the save has to fit in that window.
 """
@@ -27,18 +27,21 @@ from pathlib import Path
 
 import torch.distributed as dist
 
-from course_lib.beyond.invariant import InvariantStep, check_layout
+from course_lib.beyond.invariant import INVARIANT_TRAITS, InvariantStep, check_layout
 from course_lib.checkpoint import store as ckpt
 from course_lib.config import TrainConfig
-from course_lib.ddp.launch import Reduction
-from course_lib.ddp.train import Outcome, Trainer
+from course_lib.ddp.launch import Reduction, faults_for, resume_and_train
+from course_lib.ddp.outcome import Outcome
+from course_lib.ddp.seams import Seams
+from course_lib.ddp.train import Trainer
 
-PEER_LOST = ("Connection closed by peer", "Connection reset by peer")  # gloo's words (a plain RuntimeError)
+PEER_LOST = Outcome("peer-lost", 75)  # EX_TEMPFAIL: a peer died; this rank saved the last finished step
+PEER_LOST_WORDS = ("Connection closed by peer", "Connection reset by peer")  # gloo's (a plain RuntimeError)
 
 
 def peer_lost(err: BaseException) -> bool:
     """Did this collective fail because a peer is gone?"""
-    return isinstance(err, dist.DistError) or any(m in str(err) for m in PEER_LOST)
+    return isinstance(err, dist.DistError) or any(m in str(err) for m in PEER_LOST_WORDS)
 
 
 def invariant_gradients(cfg: TrainConfig, rank: int, world_size: int):
@@ -49,10 +52,11 @@ def invariant_gradients(cfg: TrainConfig, rank: int, world_size: int):
 
 def train_invariant(cfg: TrainConfig, rank: int, world_size: int, device, report, data_file: str | None = None) -> Outcome:
     """One rank's run with the invariant reduction; a lost peer ends it with the survivors' save."""
-    trainer = Trainer(cfg, rank, world_size, device, report, data_file, gradients=invariant_gradients(cfg, rank, world_size))
-    trainer.resume()
+    faults = faults_for(cfg, rank)
+    trainer = Trainer(cfg, rank, world_size, device, report, data_file,
+                      seams=Seams(gradients=invariant_gradients(cfg, rank, world_size)), faults=faults)
     try:
-        return trainer.train()
+        return resume_and_train(trainer, faults, report)
     except RuntimeError as err:
         if not peer_lost(err):
             raise
@@ -61,8 +65,7 @@ def train_invariant(cfg: TrainConfig, rank: int, world_size: int, device, report
     path = emergency_save(trainer, snapshot(trainer), background=False)
     report.line(f"Rank {rank}: {why}; emergency checkpoint {path.name} of the last finished step saved, exiting for "
                 "--resume auto")
-    trainer.close()
-    return Outcome.PEER_LOST
+    return PEER_LOST
 
 
 def snapshot(trainer: Trainer) -> dict:
@@ -84,7 +87,7 @@ def emergency_save(trainer: Trainer, parts: dict, background: bool) -> Path:
             "attempt": trainer.attempt, "rank_rng": False, "emergency": True, "saved_by_rank": trainer.rank}
     if background:
         parts = {name: ckpt.serialize(obj) for name, obj in parts.items()}
-    trainer.saved_step = step
+    trainer.saves.saved = step
     run_dir, tmp = trainer.run_dir, ckpt.tmp_dir(trainer.run_dir, step, trainer.attempt)
     tmp = tmp.with_name(f"{tmp.name}-rank{trainer.rank}")
 
@@ -105,4 +108,4 @@ def _layout_problem(cfg: TrainConfig) -> str | None:
     return check_layout(cfg.global_batch_size, cfg.micro_batch, cfg.world_size)
 
 
-INVARIANT = Reduction("invariant", train_invariant, invariant=True, threads=1, check=_layout_problem)
+INVARIANT = Reduction("invariant", train_invariant, traits=INVARIANT_TRAITS, check=_layout_problem)

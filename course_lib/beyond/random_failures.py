@@ -29,8 +29,8 @@ from pathlib import Path
 import numpy as np
 
 from course_lib.beyond.advisor import advise, expected_wall, measure_costs, replay_wall, simulate_walls
-from course_lib.checkpoint.faults import EXIT_INTERRUPTED
 from course_lib.config import ConfigError, TrainConfig
+from course_lib.ddp.outcome import EXIT_INTERRUPTED
 from course_lib.watch.monitor import read_ledger
 
 MAX_FAILURES = 200  # a supervisor that never finishes is a bug: stop and say so

@@ -19,6 +19,9 @@ Three modes:
   a wrapper around the checkpoint's writer (:meth:`FaultInjector.writer`): the production
   writer, :func:`course_lib.checkpoint.store.write_part`, knows nothing of faults.
 
+The trainer knows nothing of them either: ``launch`` hands it a :class:`FaultInjector` (a
+:class:`~course_lib.ddp.seams.FaultHook`) only when a kill is asked for.
+
 A kill that cannot fire in this attempt (its step is behind the resumed step, or beyond the
 end of the run) is reported, never silently ignored.
 """
@@ -35,10 +38,7 @@ from pathlib import Path
 from course_lib._runtime.portability import check_kill_modes, hard_kill_signal
 from course_lib.checkpoint import store
 from course_lib.config import TrainConfig
-from course_lib.watch.monitor import read_jsonl
-
-EXIT_PREEMPTED = 143  # 128 + SIGTERM: what a shell reports for a process ended by SIGTERM
-EXIT_INTERRUPTED = 3  # what ``python -m course_lib train`` returns when a rank was killed
+from course_lib.watch.monitor import read_attempts, read_jsonl
 
 
 @dataclass(frozen=True)
@@ -62,10 +62,11 @@ def fired_kills(run_dir: str | Path) -> list[dict]:
 
 
 class FaultInjector:
-    """This rank's share of the kill plan, for one attempt."""
+    """This rank's share of the kill plan, for one attempt: the trainer's
+    :class:`~course_lib.ddp.seams.FaultHook`, passed by ``launch`` only when a kill is asked for."""
 
-    def __init__(self, cfg: TrainConfig, rank: int, attempt: int):
-        self.run_dir, self.rank, self.attempt = Path(cfg.run_dir), rank, attempt
+    def __init__(self, cfg: TrainConfig, rank: int):
+        self.run_dir, self.rank = Path(cfg.run_dir), rank
         done = {k["step"] for k in fired_kills(cfg.run_dir)}  # a kill is known by its step
         self.done = [k for k in planned_kills(cfg) if k.step in done]
         self.pending = [k for k in planned_kills(cfg) if k.step not in done]
@@ -90,8 +91,8 @@ class FaultInjector:
         """Record the kill (flushed and fsynced: the signal may end the process at once), then send it."""
         self.pending.remove(kill)
         with open(self.run_dir / "faults.jsonl", "a") as f:
-            f.write(json.dumps({"step": kill.step, "rank": kill.rank, "mode": kill.mode, "attempt": self.attempt,
-                                "time": time.time()}) + "\n")
+            f.write(json.dumps({"step": kill.step, "rank": kill.rank, "mode": kill.mode,
+                                "attempt": len(read_attempts(self.run_dir)), "time": time.time()}) + "\n")
             f.flush()
             os.fsync(f.fileno())
         os.kill(os.getpid(), signal.SIGTERM if kill.mode == "sigterm" else hard_kill_signal())
@@ -102,14 +103,17 @@ class FaultInjector:
         if kill is not None:
             self._fire(kill)
 
-    def writer(self, step: int) -> Callable[[Path, str, object], dict]:
-        """What writes the parts of the save of ``step``: :func:`~course_lib.checkpoint.store.write_part`,
-        or, when a ``during-save`` kill of this rank is due, one that dies half-way through this
-        rank's part (rank 0's ``model.pt``, another rank's RNG file), a real SIGKILL."""
+    def writer(self, step: int, parts: list[str]) -> Callable[[Path, str, object], dict]:
+        """What writes this rank's ``parts`` of the save of ``step``:
+        :func:`~course_lib.checkpoint.store.write_part`, or, when a ``during-save`` kill of this
+        rank is due, one that dies half-way through one of them (rank 0's ``model.pt``, another
+        rank's RNG file), a real SIGKILL. A rank with no part in this save dies as it begins."""
         kill = self._mine(step, ("during-save",), at_or_after=True)
         if kill is None:
             return store.write_part
-        cut = "model.pt" if self.rank == 0 else f"rng-rank{self.rank}.pt"
+        if not parts:
+            self._fire(kill)
+        cut = "model.pt" if "model.pt" in parts else parts[0]
 
         def write(folder: Path, name: str, obj) -> dict:
             if name != cut:
@@ -119,13 +123,6 @@ class FaultInjector:
             raise AssertionError("unreachable: the process was killed")
         return write
 
-    def save_begins(self, step: int) -> None:
-        """A rank other than 0 with no part of its own in the save of ``step``: a ``during-save``
-        kill of it strikes as the save begins."""
-        kill = self._mine(step, ("during-save",), at_or_after=True) if self.rank else None
-        if kill is not None:
-            self._fire(kill)
-
     def cut_save(self, step: int, path: str | Path, obj) -> None:
         """A save the kit does not write (the book's ``torch.save``): when a ``during-save`` kill of
         this rank is due at ``step``, half of ``obj``'s bytes to ``path``, then SIGKILL; else nothing."""
@@ -134,27 +131,25 @@ class FaultInjector:
             self.cut(Path(path), obj, kill)
 
     def cut(self, path: Path, obj, kill: Kill) -> None:
-        """What a crash half-way through a write leaves: the first half of ``obj``'s bytes in
-        ``path`` (flushed, fsynced), then the kill."""
-        data = obj if isinstance(obj, memoryview) else store.serialize(obj)
-        with open(path, "wb") as f:
-            f.write(data[: len(data) // 2])
-            f.flush()
-            os.fsync(f.fileno())
-            self._fire(kill)
+        """Half of ``obj``'s bytes in ``path``, then the kill (:func:`write_half`)."""
+        write_half(obj, path, then=lambda: self._fire(kill))
 
 
-class GracefulStop:
-    """SIGTERM (and SIGINT) set a flag instead of killing: the loop checks it after each
-    step. Installed only in the main thread of a worker process."""
-
-    def __init__(self):
-        self.requested: str | None = None
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(sig, self._handler)
-
-    def _handler(self, signum, _frame) -> None:
-        self.requested = signal.Signals(signum).name
+def write_half(obj, target, then: Callable[[], None]) -> None:
+    """What a crash half-way through a write leaves: the first half of ``obj``'s bytes (bytes, or
+    a state serialised as ``torch.save`` would) in ``target`` (a path or an open binary file),
+    flushed and fsynced, then ``then()`` (the kill). The one cut-a-save-half-way of the kit: the
+    trainer's kills and the exercises' use it (the audit's probe has its own: it runs in scripts
+    that have no kit)."""
+    data = obj if isinstance(obj, (bytes, memoryview)) else store.serialize(obj)
+    handle = open(target, "wb") if isinstance(target, (str, os.PathLike)) else target
+    handle.write(data[: len(data) // 2])
+    try:
+        handle.flush()
+        os.fsync(handle.fileno())
+    except (OSError, ValueError, AttributeError):  # an in-memory buffer: nothing of it reaches the disk
+        pass
+    then()
 
 
 def kill(pid: int, mode: str = "sigkill") -> None:

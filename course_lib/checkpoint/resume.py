@@ -26,14 +26,17 @@ import torch
 from course_lib.checkpoint import store
 from course_lib.config import SHAPE_KEYS, TrainConfig
 
-# what each --resume-mode leaves out on purpose (notebook 05 shows what breaks without it)
-LEFT_OUT = {"full": (), "epoch-start": (), "weights-only": ("optimizer.pt", "scheduler.pt"), "no-rng": ("rng-rank",)}
+# what each --resume-mode leaves out on purpose (notebook 05 shows what breaks without it); "rank parts": every
+# rank's own RNG file
+LEFT_OUT = {"full": (), "epoch-start": (), "weights-only": ("optimizer.pt", "scheduler.pt"), "no-rng": ("rank parts",)}
 
 
 # --------------------------------------------------------------------------- random number generators
 def rng_state() -> dict:
-    """Every RNG a rank draws from (Python's, NumPy's, torch's, CUDA's where there is one), as
-    plain tensors and numbers (loadable with ``weights_only=True``)."""
+    """Every RNG a rank draws from (Python's, NumPy's, torch's, and the CUDA generator of this
+    rank's own device once CUDA is in use), as plain tensors and numbers (loadable with
+    ``weights_only=True``). Only the rank's own device: asking for every device's would start
+    CUDA in a CPU run on a GPU machine, and a checkpoint of 8 GPUs would not resume on 4."""
     np_state = np.random.get_state()
     state = {
         "python": random.getstate(),
@@ -41,8 +44,8 @@ def rng_state() -> dict:
                   "pos": int(np_state[2]), "has_gauss": int(np_state[3]), "cached_gaussian": float(np_state[4])},
         "torch": torch.get_rng_state(),
     }
-    if torch.cuda.is_available():
-        state["cuda"] = torch.cuda.get_rng_state_all()
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        state["cuda"] = torch.cuda.get_rng_state(torch.cuda.current_device())
     return state
 
 
@@ -53,7 +56,7 @@ def set_rng_state(state: dict) -> None:
     np.random.set_state((n["name"], n["keys"].numpy().astype(np.uint32), n["pos"], n["has_gauss"], n["cached_gaussian"]))
     torch.set_rng_state(state["torch"])
     if "cuda" in state and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(state["cuda"])
+        torch.cuda.set_rng_state(state["cuda"], torch.cuda.current_device())
 
 
 def seed_rngs(seed: int, rank: int) -> None:
@@ -120,12 +123,12 @@ def find_checkpoint(cfg: TrainConfig, log: Callable[[str], None] | None = None) 
     return path
 
 
-def check_resume(cfg: TrainConfig, invariant: bool = False) -> None:
+def check_resume(cfg: TrainConfig, any_world_size: bool = False) -> None:
     """Before any rank starts: the checkpoint a resume would load is there, valid, and one this
     run can continue (else every rank would refuse it after start-up, each with a traceback)."""
     path = find_checkpoint(cfg)
     if path is not None:
-        check_fits(saved_config(store.load_part(path, "trainer.pt")), cfg, cfg.world_size, str(path), invariant)
+        check_fits(saved_config(store.load_part(path, "trainer.pt")), cfg, cfg.world_size, str(path), any_world_size)
 
 
 def saved_config(trainer_part: dict) -> dict:
@@ -133,11 +136,11 @@ def saved_config(trainer_part: dict) -> dict:
     return json.loads(trainer_part["config"])
 
 
-def check_fits(saved: dict, cfg: TrainConfig, world_size: int, source: str, invariant: bool = False) -> None:
+def check_fits(saved: dict, cfg: TrainConfig, world_size: int, source: str, any_world_size: bool = False) -> None:
     """Raise :class:`~course_lib.checkpoint.store.CheckpointError` for a checkpoint made by another
     kind of run (:data:`~course_lib.config.SHAPE_KEYS`, the reduction), or by another number of
-    ranks unless the run's reduction is ``invariant`` (the same bits on any world size): DDP's
-    sum and each rank's RNG depend on the world size, so that resume could only continue closely."""
+    ranks unless the run's gradient sync gives the same bits on ``any_world_size``: DDP's sum
+    and each rank's RNG depend on the world size, so that resume could only continue closely."""
     now = {**cfg.to_dict(), "world_size": world_size}
     diff = {k: (saved.get(k), now[k]) for k in SHAPE_KEYS if saved.get(k) != now[k]}
     if diff:
@@ -148,12 +151,12 @@ def check_fits(saved: dict, cfg: TrainConfig, world_size: int, source: str, inva
         raise store.CheckpointError(
             f"checkpoint {source} was saved with --reduction {saved['reduction']}, this run has --reduction "
             f"{cfg.reduction}: resume with the run's own --reduction")
-    if saved["world_size"] != world_size and not invariant:
+    if saved["world_size"] != world_size and not any_world_size:
         raise store.CheckpointError(
             f"checkpoint {source} was saved by {saved['world_size']} rank(s), this run has {world_size}: DDP's "
             "gradient sum and each rank's RNG depend on the number of ranks, so the run could not continue exactly; "
-            "resume on the same --world-size, or train both runs with a world-size-invariant --reduction "
-            "(course_lib.beyond)")
+            "resume on the same --world-size, or train both runs with a --reduction whose sum does not depend on it "
+            "(train --help lists them)")
 
 
 # --------------------------------------------------------------------------- putting it back
@@ -161,7 +164,8 @@ def restore(stateful: dict, read: Callable[[str], object], mode: str = "full") -
     """``obj.load_state_dict(read(name))`` for every part of ``stateful`` except those ``mode``
     leaves out (:data:`LEFT_OUT`). ``read`` gives a part from a checkpoint folder or a live peer."""
     for name, obj in stateful.items():
-        if not name.startswith(LEFT_OUT[mode]):
+        left_out = LEFT_OUT[mode]
+        if name not in left_out and not ("rank parts" in left_out and store.written_by_rank(name) is not None):
             obj.load_state_dict(read(name))
 
 

@@ -34,6 +34,7 @@ import shutil
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -43,11 +44,26 @@ from course_lib._runtime.portability import nice_is_per_thread
 
 FORMAT = 1
 _STEP_DIR = re.compile(r"^step-(\d{8})$")
+_RANK_PART = re.compile(r"^rng-rank(\d+)\.pt$")
 STATE_PARTS = ("model.pt", "optimizer.pt", "scheduler.pt", "trainer.pt")  # written by rank 0
 
 
 class CheckpointError(RuntimeError):
     """A checkpoint that cannot be used, with the reason."""
+
+
+@dataclass
+class SaveLedger:
+    """Which step a trainer's run holds on disk. ``saved``: the newest step saved or resumed from,
+    the same on every rank (so that every rank enters a save's collectives, or none does);
+    ``committed`` (rank 0): the newest whose commit went through, since a background commit can
+    still fail after every rank counted its step as saved."""
+    saved: int | None = None
+    committed: int | None = None
+
+    def on_disk(self, step: int) -> None:
+        """``step`` is on disk already (resumed from, or saved by an earlier trainer)."""
+        self.saved = self.committed = step
 
 
 # --------------------------------------------------------------------------- paths
@@ -66,11 +82,23 @@ def tmp_dir(run_dir: str | Path, step: int, attempt: int = 1) -> Path:
     return checkpoint_root(run_dir) / f".tmp-{step_dir_name(step)}-attempt{attempt}"
 
 
+def rank_part(rank: int) -> str:
+    """The part of a checkpoint that rank ``rank`` writes itself: its RNG."""
+    return f"rng-rank{rank}.pt"
+
+
+def written_by_rank(name: str) -> int | None:
+    """Which rank writes the part ``name`` itself (its own RNG file), or ``None`` for the shared
+    state, which rank 0 writes once every rank has written its own: the one place that says so."""
+    m = _RANK_PART.match(name)
+    return int(m.group(1)) if m else None
+
+
 def required_parts(world_size: int, rank_rng: bool = True) -> list[str]:
     """The files a checkpoint of a ``world_size``-rank run must hold: the shared state and
     one RNG file per rank. A checkpoint missing any of them cannot resume every rank. Runs
-    whose randomness belongs to no rank (the invariant reduction) need no RNG files."""
-    return [*STATE_PARTS, *(f"rng-rank{r}.pt" for r in range(world_size if rank_rng else 0))]
+    whose randomness belongs to no rank (a sync whose traits say so) need no RNG files."""
+    return [*STATE_PARTS, *(rank_part(r) for r in range(world_size if rank_rng else 0))]
 
 
 def list_checkpoints(run_dir: str | Path) -> list[Path]:

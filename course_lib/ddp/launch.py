@@ -15,8 +15,8 @@ What ``launch`` takes care of, so that a notebook cell can start a 2-rank run sa
   rank (and its traceback or signal), never a hang;
 * one run per directory (:func:`~course_lib._runtime.processes.run_dir_lock`).
 
-How a rank trains is its :class:`Reduction`: the core's is :data:`DDP`; an extension passes its
-own (``launch(cfg, reduction=...)``, see course_lib.beyond).
+How a rank trains is its :class:`Reduction`: the core's is :data:`DDP_REDUCTION`; an extension
+passes its own (``launch(cfg, reduction=...)``), with the traits of its gradient sync.
 """
 from __future__ import annotations
 
@@ -39,11 +39,13 @@ from course_lib._runtime import portability
 from course_lib._runtime.processes import join_ranks, run_dir_lock
 from course_lib._runtime.rank_output import RankOutput, Reporter
 from course_lib._runtime.rank_start import attempt_store, hold_process_group, run_then_exit, start_ranks
-from course_lib.checkpoint.faults import EXIT_PREEMPTED
+from course_lib.checkpoint.faults import FaultInjector
 from course_lib.checkpoint.resume import check_resume
 from course_lib.checkpoint.store import CheckpointError
 from course_lib.config import ConfigError, TrainConfig
-from course_lib.ddp.train import Outcome, Trainer
+from course_lib.ddp.outcome import EXIT_PREEMPTED, Outcome, exit_code
+from course_lib.ddp.seams import DDP_TRAITS, SyncTraits
+from course_lib.ddp.train import Trainer
 from course_lib.watch.monitor import LAUNCHED_ENV
 
 
@@ -71,32 +73,42 @@ class RunInterrupted(RuntimeError):
                          "Continue with --resume auto.")
 
 
-def train_with_ddp(cfg: TrainConfig, rank: int, world_size: int, device: torch.device, report: Reporter,
-                   data_file: str | None = None) -> Outcome:
-    """One rank's run with DDP, the chapter's: its trainer built, resumed if ``--resume`` says so, trained."""
-    trainer = Trainer(cfg, rank, world_size, device, report, data_file)
+def faults_for(cfg: TrainConfig, rank: int) -> FaultInjector | None:
+    """The kills ``cfg`` plans for ``rank`` (``--kill-at-step``), or ``None``: a trainer meets a
+    fault only when one is asked for."""
+    return FaultInjector(cfg, rank) if cfg.kill_at_step else None
+
+
+def resume_and_train(trainer: Trainer, faults: FaultInjector | None, report: Reporter) -> Outcome:
+    """Resume if ``--resume`` says so, say which planned kills cannot fire now, train."""
     trainer.resume()
+    if faults is not None and trainer.rank == 0:
+        for line in faults.explain(trainer.state.global_step, trainer.total_steps):
+            report.line(line)
     return trainer.train()
 
 
-def _fits(cfg: TrainConfig) -> str | None:
-    return None
+def train_with_ddp(cfg: TrainConfig, rank: int, world_size: int, device: torch.device, report: Reporter,
+                   data_file: str | None = None) -> Outcome:
+    """One rank's run with DDP, the chapter's: its trainer built, resumed if ``--resume`` says so, trained."""
+    faults = faults_for(cfg, rank)
+    return resume_and_train(Trainer(cfg, rank, world_size, device, report, data_file, faults=faults), faults, report)
 
 
 @dataclass(frozen=True)
 class Reduction:
     """How a rank trains for one ``--reduction``, and what the launcher must know before any
     rank starts. ``train(cfg, rank, world_size, device, report, data_file)`` is one rank's run (a
-    module-level function: it travels to the ranks by name) and returns its :class:`Outcome`."""
+    module-level function: it travels to the ranks by name) and returns its :class:`Outcome`;
+    ``traits``, those of its gradient sync; ``check(cfg)``, why ``cfg`` cannot be trained so, or None."""
     name: str
     train: Callable[..., Outcome]
-    invariant: bool = False  # the same bits on any world size: a checkpoint may resume on another one
-    threads: int = 0         # intra-op threads per rank (0: the cores shared out among this machine's ranks)
-    check: Callable[[TrainConfig], str | None] = _fits  # why ``cfg`` cannot be trained so, or None
+    traits: SyncTraits = DDP_TRAITS
+    check: Callable[[TrainConfig], str | None] | None = None
 
     def threads_per_rank(self, cfg: TrainConfig, local_world_size: int) -> int:
         """Two ranks of two threads on two cores run slower than one rank: the cores are shared out."""
-        return cfg.threads_per_rank or self.threads or max(1, (os.cpu_count() or 1) // local_world_size)
+        return cfg.threads_per_rank or self.traits.threads or max(1, (os.cpu_count() or 1) // local_world_size)
 
 
 DDP_REDUCTION = Reduction("ddp", train_with_ddp)
@@ -109,7 +121,7 @@ def reduction_of(cfg: TrainConfig, reduction: Reduction | None) -> Reduction:
         return DDP_REDUCTION
     if reduction is None:
         raise ConfigError(f"--reduction {cfg.reduction} is not the core's (ddp): pass its Reduction, "
-                          "launch(cfg, reduction=...) (course_lib.beyond.reduction gives the kit's)")
+                          "launch(cfg, reduction=...)")
     if reduction.name != cfg.reduction:
         raise ConfigError(f"the config asks for --reduction {cfg.reduction}, the Reduction given is {reduction.name}")
     return reduction
@@ -132,7 +144,7 @@ def check_before_start(cfg: TrainConfig, reduction: Reduction = DDP_REDUCTION) -
         problems.append("--data-source path needs --data-path (an aclImdb folder, or a CSV/parquet file with "
                         "'text' and 'label' columns)")
     checks = [lambda: paths.output_dir(cfg.run_dir), lambda: _check_reduction(cfg, reduction),
-              lambda: check_resume(cfg, reduction.invariant)]
+              lambda: check_resume(cfg, reduction.traits.any_world_size)]
     if cfg.data_path:
         checks.append(functools.partial(paths.data_path, cfg.data_path))
     if cfg.cache_dir:
@@ -149,7 +161,7 @@ def check_before_start(cfg: TrainConfig, reduction: Reduction = DDP_REDUCTION) -
 
 
 def _check_reduction(cfg: TrainConfig, reduction: Reduction) -> None:
-    why = reduction.check(cfg)
+    why = reduction.check(cfg) if reduction.check else None
     if why:
         raise ConfigError(why)
 
@@ -211,9 +223,9 @@ def _spawned_worker(rank: int, reduction: Reduction, cfg_dict: dict, port: int, 
     os.dup2(log.fileno(), 2)
     sys.stdout = sys.stderr = log
     cfg = TrainConfig.from_dict(cfg_dict)
-    run_then_exit(lambda: run_rank(cfg, rank, cfg.world_size, rank, cfg.world_size, Reporter(rank, progress=True),
+    run_then_exit(lambda: exit_code(run_rank(cfg, rank, cfg.world_size, rank, cfg.world_size, Reporter(rank, progress=True),
                                    init_method=f"tcp://127.0.0.1:{port}", data_file=data_file,
-                                   reduction=reduction).value)
+                                   reduction=reduction)))
 
 
 # --------------------------------------------------------------------------- the parent

@@ -8,22 +8,20 @@ back. The state (:meth:`Trainer.stateful`) is model, optimizer, LR scheduler, th
 position and every rank's RNG. The data order is a pure function of (seed, epoch, step)
 (:mod:`course_lib.ddp.sampling`), so a resumed run is bit-identical to one never interrupted.
 
-An extension plugs in through two arguments of the constructor, never by overriding a method:
-``gradients`` computes the global batch's gradient instead of DDP (:class:`~course_lib.ddp.sync.GradientSync`),
-``agreement`` adds votes to what the ranks agree on at each step's end (:class:`Agreement`).
-The kit's extensions are in ``course_lib.beyond``; this module never imports them.
+What a rank trains is built in :mod:`course_lib.ddp.training`. An extension plugs in through the
+:class:`~course_lib.ddp.seams.Seams` it passes (its gradient sync, its votes at a step's end),
+never by overriding a method; a fault is a :class:`~course_lib.ddp.seams.FaultHook` passed only
+when one is asked for. This module names neither.
 """
 from __future__ import annotations
 
 import contextlib
-import enum
 import json
 import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 
 import torch
 import torch.distributed as dist
@@ -32,34 +30,14 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 
 from course_lib.checkpoint import resume as resuming
 from course_lib.checkpoint import store as ckpt
-from course_lib.checkpoint.faults import EXIT_PREEMPTED, FaultInjector, GracefulStop
 from course_lib.config import TrainConfig
-from course_lib.data.prepare import TokenSplit, prepared_for_rank
 from course_lib.ddp.consistency import check_ranks_agree
 from course_lib.ddp.evaluation import held_out_metrics
-from course_lib.ddp.models import build_model
+from course_lib.ddp.outcome import DONE, PREEMPTED, Outcome
 from course_lib.ddp.sampling import ResumableDistributedSampler, sample_digest
-from course_lib.ddp.sync import GradientSync
+from course_lib.ddp.seams import DDP_TRAITS, FaultHook, Seams, Writer
+from course_lib.ddp.training import Training
 from course_lib.watch.monitor import Ledger, TensorBoardLogger, next_attempt
-
-
-class Outcome(enum.Enum):
-    """Why :meth:`Trainer.train` returned; the value is the exit code a scheduler reads."""
-    DONE = 0                  # every planned step trained, the final checkpoint saved, the summary written
-    PREEMPTED = EXIT_PREEMPTED  # SIGTERM (or SIGINT): this step saved; continue with --resume auto
-    PEER_LOST = 75            # EX_TEMPFAIL: a peer died; this rank saved the last finished step (an extension's)
-    REGROUP = -1              # the group must re-form to go on (an extension's): never an exit code
-
-
-class Agreement(Protocol):
-    """What an extension adds to the ranks' agreement at a step's end (an elastic group: "a node
-    waits to join"). Both methods run on every rank, in the same order."""
-
-    def votes(self) -> dict[str, float]:
-        """This rank's votes, by name; the trainer sums them over the ranks with its own."""
-
-    def decide(self, votes: dict[str, float]) -> Outcome | None:
-        """The summed votes: an outcome that ends the epoch here, or ``None`` to go on."""
 
 
 @dataclass
@@ -72,82 +50,39 @@ class StepResult:
     votes: dict[str, float]  # summed over the ranks: "stop" (a SIGTERM somewhere), and an extension's
 
 
-def linear_schedule(optimizer: torch.optim.Optimizer, warmup: int, total: int) -> torch.optim.lr_scheduler.LambdaLR:
-    """Linear warm-up over ``warmup`` steps, then linear decay to 0 at step ``total``."""
-    warm = max(1, warmup)
-    return torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / warm) * max(0.0, 1.0 - s / total))
-
-
-@dataclass
-class Training:
-    """What a rank trains, whatever its place in the group: the data, the model, its optimizer and
-    schedule, the loop's position, the SIGTERM flag, the background checkpoint writer. The
-    trainers of a group that re-forms in one process share one (:class:`Trainer`'s ``training``)."""
-    train_data: TokenSplit
-    test_data: TokenSplit
-    data_info: dict
-    model: torch.nn.Module
-    optimizer: torch.optim.Optimizer
-    scheduler: torch.optim.lr_scheduler.LRScheduler
-    state: resuming.TrainState
-    stop: GracefulStop
-    writer: ckpt.BackgroundWriter
-
-    @classmethod
-    def build(cls, cfg: TrainConfig, rank: int, device: torch.device, data_file: str | None = None) -> Training:
-        """Everything built from ``cfg`` for ``rank`` (a collective only without ``data_file``: rank 0
-        prepares the data). The initial weights are seeded, identical everywhere; then each rank's RNG."""
-        data = prepared_for_rank(cfg, rank, data_file)
-        if len(set(data.train.labels.tolist())) < 2:
-            raise ValueError("the training slice holds a single class: use a larger --train-limit")
-        torch.manual_seed(cfg.seed)
-        model = build_model(cfg.model, data.info["tokenizer"]["vocab_size"], cfg.max_length,
-                            **({"dim": cfg.embed_dim} if cfg.model == "bag" else {}), dropout=cfg.dropout).to(device)
-        fused = {"fused": True} if cfg.fused_adamw and device.type in ("cpu", "cuda") else {}
-        optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay, **fused)
-        steps_per_epoch = len(data.train) // cfg.global_batch_size  # the sampler's, on any world size
-        scheduler = linear_schedule(optimizer, cfg.warmup_steps, cfg.schedule_length(steps_per_epoch))
-        resuming.seed_rngs(cfg.seed, rank)  # each rank's own RNG (dropout), saved in its checkpoints
-        return cls(data.train, data.test, data.info, model, optimizer, scheduler, resuming.TrainState(), GracefulStop(),
-                   ckpt.BackgroundWriter())
-
-
 class Trainer:
     """One rank's training, built for its place (``rank`` of ``world_size``) in a formed process
     group. ``__init__`` runs collectives (DDP's broadcast, a barrier): every rank builds its
-    trainer at the same point. ``gradients(model)`` builds an extension's gradient sync instead
-    of DDP; ``agreement`` adds to the step's end; ``training`` is what an earlier trainer of this
-    process trained (an elastic group that re-formed: it goes on here), else it is built."""
+    trainer at the same point. ``seams``: an extension's gradient sync and votes, or the training
+    an earlier trainer of this process trained (a group that re-formed: it goes on here).
+    ``faults``: told as each step and each save begins (the kit's real kills), or ``None``."""
 
     def __init__(self, cfg: TrainConfig, rank: int, world_size: int, device: torch.device, report,
-                 data_file: str | None = None, gradients: Callable[[torch.nn.Module], GradientSync] | None = None,
-                 agreement: Agreement | None = None, training: Training | None = None, about: dict | None = None):
+                 data_file: str | None = None, seams: Seams | None = None, faults: FaultHook | None = None):
         self.cfg, self.rank, self.world_size, self.device, self.report = cfg, rank, world_size, device, report
         self.run_dir = Path(cfg.run_dir)
-        fresh = training is None
-        self.training = t = training or Training.build(cfg, rank, device, data_file)
+        seams = seams or Seams()
+        self.training = t = seams.training or Training.build(cfg, rank, device, data_file)
         self.train_data, self.test_data, self.data_info, self.model = t.train_data, t.test_data, t.data_info, t.model
         self.optimizer, self.scheduler, self.state = t.optimizer, t.scheduler, t.state
         self.stop, self.writer = t.stop, t.writer
         self.pad_id = self.data_info["tokenizer"]["pad_id"]
-        self.gradients = gradients(self.model) if gradients else None
+        self.gradients = seams.gradients(self.model) if seams.gradients else None
+        self.traits = self.gradients.traits if self.gradients else DDP_TRAITS
         # DDP wraps the model here, as in the tutorial (gradient_as_bucket_view: no copy into the buckets and back)
         self.ddp = None if self.gradients else DDP(self.model, device_ids=[device.index] if device.type == "cuda" else None,
                                                    gradient_as_bucket_view=cfg.grad_bucket_view)
-        self.agreement = agreement
-        self.rank_rng = self.gradients.rank_rng if self.gradients else True  # DDP: each rank's dropout stream
-        self.invariant = self.gradients.invariant if self.gradients else False  # DDP sums in a world-size order
+        self.agreement, self.faults = seams.agreement, faults
         self.sampler = ResumableDistributedSampler(len(self.train_data), cfg.global_batch_size, world_size, rank, cfg.seed,
-                                                   contiguous=self.gradients.contiguous if self.gradients else False)
+                                                   contiguous=self.traits.contiguous)
         self.total_steps = cfg.planned_steps(self.sampler.steps_per_epoch)
         self.state.config = {**cfg.to_dict(), "world_size": world_size}
-        self.attempt = next_attempt(self.run_dir, rank, **(about or {}))  # a barrier: every rank reads the same count
-        self.faults = FaultInjector(cfg, rank, self.attempt)
+        self.attempt = next_attempt(self.run_dir, rank, **(seams.about or {}))  # a barrier: every rank reads one count
         self.ledger = Ledger(self.run_dir, rank)
         self.tb = TensorBoardLogger(self.run_dir, enabled=rank == 0, hparams=cfg.to_dict())
-        # the newest step saved or resumed from (the same on every rank: it decides who enters a save's
-        # collectives), and on rank 0 the newest one whose commit went through; a carried training is saved
-        self.saved_step = self.committed_step = None if fresh else self.state.global_step
+        self.saves = ckpt.SaveLedger()  # which step is on disk: a carried training's is
+        if seams.training is not None:
+            self.saves.on_disk(self.state.global_step)
         self.resumed_from: int | None = None
         if rank == 0:  # the run says how it was made, whatever started it
             ckpt.write_atomic(self.run_dir / "config.json", json.dumps(self.state.config, indent=2, sort_keys=True).encode())
@@ -155,23 +90,26 @@ class Trainer:
     # ------------------------------------------------------------------ the loop
     def train(self) -> Outcome:
         """Train from where the state stands to the planned end; returns why it stopped. On
-        :attr:`Outcome.DONE` the final checkpoint is saved and ``final/summary.json`` written.
-        A collective: every rank calls it."""
+        :data:`~course_lib.ddp.outcome.DONE` the final checkpoint is saved and ``final/summary.json`` written.
+        A collective: every rank calls it. However it ends, this rank's ledger and TensorBoard
+        file are closed."""
         t0 = time.perf_counter()
-        with self.writer:  # a background save in flight lands before this returns or raises
-            for line in self.faults.explain(self.state.global_step, self.total_steps) if self.rank == 0 else []:
-                self.report.line(line)
-            while self.state.epoch < self.cfg.epochs and self.state.global_step < self.total_steps:
-                outcome = self._run_epoch()
-                if outcome is not None:
-                    return outcome
-                if self.state.step_in_epoch >= self.sampler.steps_per_epoch:
-                    self.state.epoch, self.state.step_in_epoch = self.state.epoch + 1, 0
-                    if self.cfg.save_every_epochs and self.state.epoch % self.cfg.save_every_epochs == 0:
-                        self._save_checkpoint()
-            self._save_checkpoint(wait=True)
-        self._finish(self.evaluate(), time.perf_counter() - t0)
-        return Outcome.DONE
+        try:
+            with self.writer:  # a background save in flight lands before this returns or raises
+                while self.state.epoch < self.cfg.epochs and self.state.global_step < self.total_steps:
+                    outcome = self._run_epoch()
+                    if outcome is not None:
+                        return outcome
+                    if self.state.step_in_epoch >= self.sampler.steps_per_epoch:
+                        self.state.epoch, self.state.step_in_epoch = self.state.epoch + 1, 0
+                        if self.cfg.save_every_epochs and self.state.epoch % self.cfg.save_every_epochs == 0:
+                            self._save_checkpoint()
+                self._save_checkpoint(wait=True)
+            self._finish(self.evaluate(), time.perf_counter() - t0)
+            return DONE
+        finally:
+            self.tb.close()
+            self.ledger.close()
 
     def _run_epoch(self) -> Outcome | None:
         """The steps of the current epoch from where the loop stands (its start, or the step a
@@ -184,7 +122,8 @@ class Trainer:
         for chunk in self.sampler.global_batches():
             if self.state.global_step >= self.total_steps:
                 return None
-            self.faults.before_step(self.state.global_step + 1)
+            if self.faults:
+                self.faults.before_step(self.state.global_step + 1)
             t0 = time.perf_counter()
             indices = self.sampler.share(chunk)
             result = self._run_batch(indices)
@@ -251,8 +190,7 @@ class Trainer:
             if self.rank == 0:
                 self.report.line(f"Stop requested ({self.stop.requested or 'by another rank'}): saved step "
                                  f"{self.state.global_step}, exiting for a later --resume auto")
-            self.close()
-            return Outcome.PREEMPTED
+            return PREEMPTED
         return self.agreement.decide(votes) if self.agreement else None
 
     def _batch(self, indices: list[int]) -> dict[str, torch.Tensor]:
@@ -288,8 +226,8 @@ class Trainer:
         this rank's RNG (dropout draws from each rank's generators under DDP)."""
         parts = {"model.pt": self.model, "optimizer.pt": self.optimizer, "scheduler.pt": self.scheduler,
                  "trainer.pt": self.state}
-        if self.rank_rng:
-            parts[f"rng-rank{self.rank}.pt"] = resuming.RankRNG()
+        if self.traits.rank_rng:
+            parts[ckpt.rank_part(self.rank)] = resuming.RankRNG()
         return parts
 
     def _save_checkpoint(self, wait: bool = False) -> None:
@@ -299,51 +237,51 @@ class Trainer:
         snapshot) and a thread writes and commits it while training goes on. ``wait``: the save
         of the run's end or of a preemption, which must not trust an earlier background commit."""
         step, t0 = self.state.global_step, time.perf_counter()
-        if step == self.saved_step and (not wait or self._committed(step)):  # one save per step
-            return
-        self.saved_step = step
+        if self.saves.saved == step:  # one save per step...
+            if not wait or self._committed(step):  # ...unless a final save finds that its commit failed
+                return
+        self.saves.saved = step
         tmp = ckpt.tmp_dir(self.run_dir, step, self.attempt)
-        write = self.faults.writer(step)  # store.write_part, or one that a planned kill cuts half-way
-        if not self._all_wrote(tmp, step, self._write_own_part(tmp, step, write)):
+        parts = {name: obj for name, obj in self.stateful().items() if ckpt.written_by_rank(name) == self.rank}
+        mine = [*parts, *(() if self.rank else [n for n in self.stateful() if ckpt.written_by_rank(n) is None])]
+        write = self.faults.writer(step, mine) if self.faults else ckpt.write_part  # a planned kill may cut it
+        if not self._all_wrote(tmp, self._write_own_part(tmp, step, parts, write)):
             return
         if self.rank == 0:
             self._write_and_commit(tmp, step, write, background=self.cfg.async_save and not wait)
             self.tb.scalars(step, **{"checkpoint/blocking_seconds": time.perf_counter() - t0})
 
-    def _write_own_part(self, tmp: Path, step: int, write) -> bool:
-        """This rank's own part (its RNG) into the save's folder; ``False`` if the disk refused it."""
-        own = {name: obj for name, obj in self.stateful().items() if name.startswith("rng-rank")}
+    def _write_own_part(self, tmp: Path, step: int, parts: dict, write: Writer) -> bool:
+        """This rank's own parts (its RNG) into the save's folder; ``False`` if the disk refused them."""
         try:
-            for name, obj in own.items():
+            for name, obj in parts.items():
                 write(tmp, name, obj.state_dict())
-            if not own:  # nothing of its own to write: a kill planned for this save strikes as it begins
-                self.faults.save_begins(step)
         except OSError as err:  # disk full, permissions...: this save fails, the run goes on
             self.report.line(f"Rank {self.rank}: checkpoint at step {step} NOT saved ({err}); previous one kept")
             return False
         return True
 
-    def _all_wrote(self, tmp: Path, step: int, ok: bool) -> bool:
+    def _all_wrote(self, tmp: Path, ok: bool) -> bool:
         """Did every rank write its part? (An all-reduce that doubles as the protocol's barrier.)
         If not, no rank goes on with this save, and a later save of this step may try again."""
         agree = torch.tensor([1.0 if ok else 0.0], device=self.device)
         dist.all_reduce(agree, op=dist.ReduceOp.MIN)
         if agree.item() == 1:
             return True
-        self.saved_step = None
+        self.saves.saved = None
         if self.rank == 0:  # only this save's folder: an earlier save may still be writing its own
             shutil.rmtree(tmp, ignore_errors=True)
         dist.barrier()  # gone before any rank writes a retry of this step into it
         return False
 
-    def _write_and_commit(self, tmp: Path, step: int, write, background: bool) -> None:
+    def _write_and_commit(self, tmp: Path, step: int, write: Writer, background: bool) -> None:
         """Rank 0: the shared state into ``tmp``, then the commit (in the background writer's
         thread with ``--async-save``: its bytes are serialised here, the snapshot)."""
-        parts = {name: obj.state_dict() for name, obj in self.stateful().items() if not name.startswith("rng-rank")}
+        parts = {name: obj.state_dict() for name, obj in self.stateful().items() if ckpt.written_by_rank(name) is None}
         if background:  # training will change the live tensors
             parts = {name: ckpt.serialize(obj) for name, obj in parts.items()}
         meta = {"epoch": self.state.epoch, "world_size": self.world_size, "config_hash": self.cfg.shape_hash(),
-                "attempt": self.attempt, "rank_rng": self.rank_rng}
+                "attempt": self.attempt, "rank_rng": self.traits.rank_rng}
 
         def job() -> None:
             t0 = time.perf_counter()
@@ -354,7 +292,7 @@ class Trainer:
                 self.report.line(f"Rank 0: checkpoint at step {step} NOT saved ({err}); previous one kept")
                 shutil.rmtree(tmp, ignore_errors=True)  # only its own folder: the ranks may be writing the next save's
                 return
-            self.committed_step = step
+            self.saves.committed = step
             ckpt.purge(self.run_dir, self.cfg.keep_last, newest_valid=path)
             size = sum(p.stat().st_size for p in path.iterdir())
             self.tb.scalars(step, **{"checkpoint/save_seconds": time.perf_counter() - t0,
@@ -365,7 +303,7 @@ class Trainer:
         """Did rank 0 commit ``step``? Its background write may have failed after every rank counted
         the step as saved; a final or preemption save must not trust that (a collective)."""
         self.writer.wait()
-        done = torch.tensor([float(self.committed_step == step)], device=self.device)
+        done = torch.tensor([float(self.saves.committed == step)], device=self.device)
         dist.broadcast(done, src=0)
         return done.item() > 0
 
@@ -388,19 +326,19 @@ class Trainer:
         or an extension's live peer), after checking that it fits this run; returns its step."""
         mode = mode or self.cfg.resume_mode
         saved = resuming.saved_config(read("trainer.pt"))
-        resuming.check_fits(saved, self.cfg, self.world_size, source, invariant=self.invariant)
+        resuming.check_fits(saved, self.cfg, self.world_size, source, any_world_size=self.traits.any_world_size)
         resuming.restore(self.stateful(), read, mode)
         if mode == "epoch-start":  # the textbook's resume: the partial epoch is repeated (the step count and
             self.state.step_in_epoch = 0  # the schedule go on, so the run's planned end cuts its last epoch short)
         else:
-            self.saved_step = self.committed_step = self.state.global_step  # on disk: never saved twice
+            self.saves.on_disk(self.state.global_step)  # never saved twice
         step = self.resumed_from = self.state.global_step
         self.tb.scalars(step, **{"events/resume_from_step": step})
         self.tb.event("events/resume", f"attempt {self.attempt} resumed from {source} (mode {mode})", step)
         if self.rank == 0:
             self.report.line(f"Resumed from {source}: epoch {self.state.epoch + 1}, step {step}, mode {mode}, "
                              f"last loss {self.state.last_loss:.4f}")
-            if saved["world_size"] != self.world_size:  # only a world-size-invariant reduction gets here (check_fits)
+            if saved["world_size"] != self.world_size:  # only a sync for any world size gets here (check_fits)
                 self.report.line(f"NOTE: a {saved['world_size']}-rank checkpoint resumed on {self.world_size} rank(s) "
                                  f"with the {self.cfg.reduction} reduction: the run continues bit-identically.")
         if mode != "weights-only":  # weights-only starts a fresh schedule anyway
@@ -417,11 +355,6 @@ class Trainer:
                                    self.cfg.eval_limit, self._autocast)
         self.tb.scalars(self.state.global_step, **{"val/loss": metrics["val_loss"], "val/accuracy": metrics["val_accuracy"]})
         return metrics
-
-    def close(self) -> None:
-        """Close this rank's ledger and TensorBoard file (a trainer of a group that re-forms)."""
-        self.tb.close()
-        self.ledger.close()
 
     def _finish(self, metrics: dict, seconds: float) -> None:
         """Check that every rank holds the same parameters (a collective); rank 0 writes ``final/``."""
@@ -442,4 +375,3 @@ class Trainer:
                             {"hparam/val_accuracy": metrics["val_accuracy"]})
             self.report.line(f"Held-out accuracy {metrics['val_accuracy']:.2%} on {metrics['val_count']} reviews "
                              f"({self.cfg.reduction}); parameters identical on all {self.world_size} ranks ({digest[:12]})")
-        self.close()

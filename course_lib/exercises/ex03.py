@@ -12,6 +12,7 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 
+from course_lib.beyond.invariant_trainer import PEER_LOST_WORDS
 from course_lib.data.prepare import prepare_imdb
 from course_lib.ddp.launch import RankFailed
 from course_lib.exercises.base import Exercise, Fail, learner_call, register, say
@@ -21,7 +22,6 @@ from course_lib.watch.compare import repeated_epoch_order
 from course_lib.watch.monitor import read_ledger
 
 EPOCHS, N, WORLD = 2, 1024, 2
-PEER_LOST = ("Connection closed by peer", "Connection reset by peer")  # gloo's words when a peer has gone
 
 
 def split_worker(rank: int, world_size: int, settings: BookSettings) -> None:
@@ -75,7 +75,7 @@ def _run_ranks(settings: BookSettings, ex_id: str, lang: str, timeout: float, st
             raise Fail(say(lang, "the ranks ended with different parameters: wrap the model in DDP(model), which "
                                  "averages the gradients over the ranks at every step",
                            "各 Rank 最终的参数不一样：用 DDP(model) 包装模型，它在每一步对各 Rank 的梯度求平均")) from None
-        if any(words in text for words in PEER_LOST):
+        if any(words in text for words in PEER_LOST_WORDS):
             raise Fail(say(lang, "a rank waited in a collective (dist.all_reduce) that its peer never joined: every "
                                  "rank must make the same collective calls, as many times (all_reduce once, after "
                                  "the loop)", "有一个 Rank 在集合通信（dist.all_reduce）里等待，而另一个 Rank "

@@ -8,7 +8,7 @@ from pathlib import Path
 from course_lib.audit import AuditError, audit
 from course_lib.exercises.base import Exercise, Fail, register, say
 from course_lib.exercises.carry import carry_for_check
-from course_lib.lab.audit_view import finding_line
+from course_lib.lab.audit_view import audit_verdict, finding_line
 
 LOOP = Path(__file__).resolve().parent / "audit_loop.py"
 FAULTS = 4  # one run, killed four times: a SIGKILL, a SIGTERM, a cut save, a kill right after a save
@@ -25,9 +25,7 @@ def _check_audit(funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
     details = {"report": str(report.out / "report.json")}
     first = next((f for f in report.findings if f.defect or f.lost), None)  # lost work too: the loop saves on SIGTERM
     if first is None and report.exact:
-        return say(lang, "exact: {n} real faults, and after each the run went on bit-identically to the run never "
-                         "interrupted", "逐位相同：{n} 次真实的故障，每一次之后的续训都与从未中断的训练逐位相同",
-                   n=report.faults), details
+        return audit_verdict(report, lang), details
     line, fix = finding_line(first, lang)
     raise Fail(say(lang, "not exact yet: {line}. Fix: {fix}", "还不是逐位相同：{line}。修正：{fix}", line=line, fix=fix),
                details)

@@ -1,5 +1,5 @@
 """An audit's report as the notebooks show it, in their language: what it found (one row per
-finding, with its fix), the fault-by-fault table, the verdict in one line.
+finding, with its fix) and the verdict in one line.
 
 :mod:`course_lib.audit` writes English; its findings keep their facts as data (the fault, the
 RNGs, the numbers), so the Chinese edition says every line in Chinese here, through the
@@ -9,17 +9,11 @@ from __future__ import annotations
 
 import pandas as pd
 
-from course_lib.audit.findings import KINDS
 from course_lib.audit.report import Report
 from course_lib.lab.i18n import resolve
 
 # the tables' words: column names and cells (English is the key)
-WORDS_ZH = {"finding": "问题", "faults": "出现次数", "fix": "修正", "run": "训练", "fault": "故障", "restarted": "重新启动",
-            "went on from": "从哪一步接着训练", "redone": "重做的步", "params": "参数", "optimizer": "优化器状态",
-            "lr": "学习率", "rng": "随机数生成器状态", "parted": "第一个出现分歧的步",
-            "run exact": "逐位相同", "lost": "白费的步", "batches": "批次", "ok": "相同", "DIFF": "不同", "yes": "是",
-            "no": "否",
-            "(had parted)": "（此前已有分歧）",
+WORDS_ZH = {"finding": "问题", "faults": "出现次数", "fix": "修正",
             "nothing: every fault resumed bit-identically": "没有：每次故障之后的续训都逐位相同"}
 
 FAULT_ZH = {"sigkill": "第 {at} 步开始时{who}被 SIGKILL 杀掉", "sigterm": "第 {at} 步开始时{who}收到 SIGTERM",
@@ -184,22 +178,6 @@ def audit_findings(report: Report, lang: str | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows, index=pd.RangeIndex(1, len(rows) + 1))
 
 
-def audit_faults(report: Report, lang: str | None = None) -> pd.DataFrame:
-    """One row per fault: what struck, where the resumed run went on from, which state matched
-    there, where the runs parted. Notebook 05, §6."""
-    lang = resolve(lang)
-    rows = report.rows()
-    if lang == "zh":
-        faults = [row.fault.for_report() for run in report.runs for row in run.rows]
-        for row, fault in zip(rows, faults):
-            row["fault"] = fault_zh(fault)
-    table = pd.DataFrame([{_say(k, lang): _say(v, lang) if isinstance(v, str) else v for k, v in r.items()}
-                          for r in rows])
-    if lang == "zh":  # "step 14 (grads)" -> "第 14 步（grads）"
-        table = table.replace({r"^step (\d+)$": r"第 \1 步", r"^step (\d+) \((.*)\)$": r"第 \1 步（\2）"}, regex=True)
-    return table
-
-
 def audit_verdict(report: Report, lang: str | None = None) -> str:
     """The audit's verdict in one line (its exit code: 0 only when exact). Notebook 05, §6."""
     if resolve(lang) != "zh":
@@ -213,9 +191,3 @@ def audit_verdict(report: Report, lang: str | None = None) -> str:
         return VERDICT_ZH["exact"].format(n=report.faults)
     bad = sum(not r.exact for r in report.runs)
     return VERDICT_ZH["runs"].format(n=len(report.runs), bad=bad) if bad else VERDICT_ZH["habit"]
-
-
-def check_translations() -> list[str]:
-    """Kinds of finding without a Chinese line (a test keeps this empty)."""
-    return [k for k in KINDS if k not in ZH] + [k for k in ZH if k not in KINDS]
-

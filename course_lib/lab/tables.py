@@ -18,12 +18,12 @@ import pandas as pd
 import torch
 
 from course_lib.beyond.elastic.drill import first_step_after
-from course_lib.checkpoint.faults import EXIT_PREEMPTED
 from course_lib.config import ConfigError
 from course_lib.data.sources import clean_text
 from course_lib.data.text_tools import POLICIES, Rule, RuleLabeler
 from course_lib.data.tokenization import encode_texts
 from course_lib.ddp.launch import RunInterrupted
+from course_lib.ddp.outcome import EXIT_PREEMPTED
 from course_lib.lab.i18n import resolve, tr
 from course_lib.predict import load_classifier
 from course_lib.watch.monitor import ledger_ranks, read_attempts, read_jsonl, read_ledger
@@ -160,20 +160,6 @@ def _early_late(run_dir: str | Path, share: float) -> dict[int, tuple[float, flo
         k = max(1, int(len(losses) * share))
         out[rank] = (sum(losses[:k]) / k, sum(losses[-k:]) / k)
     return out
-
-
-def loss_by_rank(run_dir: str | Path, share: float = 0.2, lang: str | None = None) -> pd.DataFrame:
-    """Each rank's own loss early and late in the run (means over the first and the last
-    ``share`` of its steps), as a table. The chapter's
-    reading of the per-rank lines: a rank whose loss falls by less than half as much as the best
-    rank's is out of step, and is where debugging starts (its data, its device, its labels)."""
-    lang = resolve(lang)
-    early_late = _early_late(run_dir, share)
-    best = max(early - late for early, late in early_late.values())
-    rows = [{"rank": rank, tr("early loss", lang): round(early, 4), tr("late loss", lang): round(late, 4),
-             tr("falls with the others?", lang): tr("yes" if early - late > 0.5 * best else "NO", lang)}
-            for rank, (early, late) in early_late.items()]
-    return pd.DataFrame(rows).set_index("rank")
 
 
 def addition_order(a: float, b: float, c: float, lang: str | None = None) -> pd.DataFrame:

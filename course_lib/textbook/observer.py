@@ -37,7 +37,7 @@ class Observer:
         self.ledger = Ledger(self.run_dir, rank)
         plan = TrainConfig(run_dir=str(self.run_dir), world_size=world_size, kill_at_step=settings.kill_at_step,
                            kill_rank=settings.kill_rank, kill_mode=settings.kill_mode)
-        self.faults = FaultInjector(plan, rank, self.attempt)
+        self.faults = FaultInjector(plan, rank)
         self.first_step: int | None = None
         self.step = 0
 

@@ -18,8 +18,10 @@ hand-over.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import time
+from pathlib import Path
 
 import torch.distributed as dist
 
@@ -27,13 +29,25 @@ from course_lib._runtime.rank_output import Reporter
 from course_lib.beyond.elastic import peer_state
 from course_lib.beyond.elastic.commands import ElasticSettings
 from course_lib.beyond.elastic.membership import Decision, ElasticGroup, RunFinished
-from course_lib.beyond.invariant_trainer import INVARIANT, emergency_save, invariant_gradients, peer_lost, snapshot
+from course_lib.beyond.invariant_trainer import (
+    INVARIANT,
+    PEER_LOST,
+    emergency_save,
+    invariant_gradients,
+    peer_lost,
+    snapshot,
+)
 from course_lib.checkpoint import store as ckpt
-from course_lib.config import TrainConfig
+from course_lib.config import ConfigError, TrainConfig
 from course_lib.data.prepare import prepare_for
-from course_lib.ddp.launch import rank_setup
-from course_lib.ddp.train import Outcome, Trainer, Training
+from course_lib.ddp.launch import faults_for, rank_setup
+from course_lib.ddp.outcome import DONE, PREEMPTED, Outcome
+from course_lib.ddp.seams import Seams
+from course_lib.ddp.train import Trainer
+from course_lib.ddp.training import Training
 from course_lib.watch.monitor import fill_ledger_gap
+
+REGROUP = Outcome("regroup", None)  # the group must re-form to go on: it goes on in this process, never an exit code
 
 
 class JoinVote:
@@ -47,7 +61,7 @@ class JoinVote:
         return {"join": float(self.rank == 0 and self.group.change_wanted())}
 
     def decide(self, votes: dict[str, float]) -> Outcome | None:
-        return Outcome.REGROUP if votes["join"] else None
+        return REGROUP if votes["join"] else None
 
 
 class Member:
@@ -74,9 +88,9 @@ class Member:
         self._record(decision, started=self.group.started, asked=self.group.membership.asked, formed=formed)
         while True:
             outcome, why = self._train()
-            if outcome is Outcome.DONE and self.trainer.rank == 0:
+            if outcome == DONE and self.trainer.rank == 0:
                 self.group.finish()  # a node that arrives now is told the run is over
-            if outcome in (Outcome.DONE, Outcome.PREEMPTED):
+            if outcome in (DONE, PREEMPTED):
                 return outcome
             self._regroup(why)
 
@@ -90,19 +104,19 @@ class Member:
             why = f"a peer is gone ({' '.join(str(err).split())[:120]})"
         self.parts = snapshot(self.trainer)  # outside the except clause: its traceback held the old groups
         emergency_save(self.trainer, self.parts, background=True)
-        return Outcome.PEER_LOST, why
+        return PEER_LOST, why
 
     def _build(self, decision: Decision, training: Training) -> None:
         """This member's trainer for its place in ``decision``'s group (a collective of that group)."""
         rank, world_size = decision.members.index(self.group.id), decision.world_size
-        previous = self.trainer
+        previous = self.trainer  # its ledger and TensorBoard file closed as its train() ended
         if previous is not None:
-            previous.close()
             if rank != previous.rank:  # e.g. the survivor of a lost rank 0: rank 0's ledger is what compare reads
                 fill_ledger_gap(self.cfg.run_dir, previous.rank, rank, previous.state.global_step)
-        self.trainer = Trainer(self.cfg, rank, world_size, self.device, self.report, self.data_file,
-                               gradients=invariant_gradients(self.cfg, rank, world_size),
-                               agreement=JoinVote(self.group, rank), training=training, about=self.group.describe())
+        seams = Seams(gradients=invariant_gradients(self.cfg, rank, world_size), agreement=JoinVote(self.group, rank),
+                      training=training, about=self.group.describe())
+        self.trainer = Trainer(self.cfg, rank, world_size, self.device, self.report, self.data_file, seams=seams,
+                               faults=faults_for(self.cfg, rank))
 
     def _regroup(self, reason: str) -> None:
         """Re-form the group in this process (see the module docstring)."""
@@ -163,16 +177,34 @@ class Member:
             f.write(json.dumps(row) + "\n")
 
 
+@contextlib.contextmanager
+def members_lock(run_dir: str | Path):
+    """The group's hold on ``DIR/.lock``: every member holds it, shared, so that no other run gets
+    in while nodes come and go (a run of the core holds it alone: ``run_dir_lock``)."""
+    import fcntl
+
+    Path(run_dir).mkdir(parents=True, exist_ok=True)
+    with open(Path(run_dir) / ".lock", "a+") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.seek(0)
+            raise ConfigError(f"{run_dir} is in use by another run ({f.read().strip() or 'unknown process'}); "
+                              "wait for it to end, stop it, or pick another --run-dir") from None
+        yield
+
+
 def run_member(cfg: TrainConfig, settings: ElasticSettings, local_rank: int, report: Reporter) -> Outcome:
     """A member of an elastic group, started by torchrun (``--elastic-endpoint``): its rank and
     world size are the group's to decide, generation by generation, not torchrun's."""
     device, backend, timeout = rank_setup(cfg, local_rank, 1, INVARIANT)
     group = ElasticGroup(cfg, settings, backend, timeout)
     try:
-        return Member(cfg, settings, group, device, report).run()
+        with members_lock(cfg.run_dir):
+            return Member(cfg, settings, group, device, report).run()
     except RunFinished as done:
         report.line(f"Not joining: {done}")
-        return Outcome.DONE
+        return DONE
     finally:
         group.close()
         if dist.is_initialized():
