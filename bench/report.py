@@ -266,12 +266,17 @@ def kit_commands(r: dict) -> tuple[list, str]:
 
 
 def gpu(r: dict) -> tuple[list, str]:
-    compare = r["compare_after_kill"].strip().splitlines()
-    rows = [(f"minilm fine-tuned on {r['world_size']} GPU(s) ({', '.join(r['machine'].get('gpus', []))}), bf16: "
-             "held-out accuracy", f"{_pct(r['val_accuracy'])} on {r['val_count']:,} reviews", ">= 90%",
-             r["val_accuracy"] >= 0.9),
+    c, k = r["checkpoint"], r["kills"]
+    rows = [(f"{r['model']} fine-tuned on {r['world_size']} GPU(s) ({', '.join(r['machine'].get('gpus', []))}), "
+             f"{r['backend']}, {r['precision']}: held-out accuracy", f"{_pct(r['val_accuracy'])} on "
+             f"{r['val_count']:,} reviews", ">= 90%", r["val_accuracy"] >= 0.9),
             ("samples/s (median step)", f"{r['samples_per_s_median']:.0f}", "recorded", None),
-            ("one SIGKILL + automatic resume on the GPU, `compare`", compare[0] if compare else "?", "recorded", None)]
+            (f"kills on the GPU ({', '.join(f'{m} at step {s}' for s, m in zip(k['steps'], k['modes']))}), each "
+             "resumed, deterministic kernels, `compare` with the run never interrupted",
+             "bit-identical" if r["resumed_bit_identical"] else f"differs from step {r['first_divergent_step']}",
+             "bit-identical", r["resumed_bit_identical"]),
+            ("a checkpoint: size, blocking, whole save (medians)", f"{c['size_mb']:.0f} MB, {c['blocking_seconds']:.2f} s, "
+             f"{c['save_seconds']:.2f} s", "recorded", None)]
     return rows, ""
 
 
@@ -372,7 +377,7 @@ SECTIONS = [("Station 1 · near-duplicate detection", "near_dup", near_dup),
             ("The audit · what watching a script costs", "audit_overhead", audit_overhead),
             ("The audit · the zoo, the kit's trainer and the chapter's loop", "audit_zoo", audit_zoo),
             ("The audit · the scorecard: the field's scripts as their docs teach them", "scorecard", scorecard),
-            ("GPU check (`bench/gpu_check.sh`)", "gpu_check", gpu)]
+            ("GPU check (`bench/gpu_check.py`)", "gpu_check", gpu)]
 
 
 def _save(fig, name: str) -> str:
@@ -393,7 +398,8 @@ def render(results: dict | None = None) -> Path:
         lines += [f"## {title}", ""]
         if key not in results:
             lines += ["Not recorded: " + ("no GPU was available to the session that ran the benchmarks; "
-                                          "`bench/gpu_check.sh` is ready for one." if key == "gpu_check" else
+                                          "`python bench/gpu_check.py` is ready for one (its dry run on the CPU: "
+                                          "tests/test_gpu_check.py)." if key == "gpu_check" else
                                           f"run `python -m bench {key}`."), ""]
             continue
         r = results[key]

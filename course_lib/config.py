@@ -95,6 +95,8 @@ class TrainConfig:
     backend: str = option("auto", PROCS, "process-group backend; auto: nccl with GPUs, else gloo", ("auto", "gloo", "nccl"))
     device: str = option("auto", PROCS, "auto: one GPU per rank when there are GPUs, else the CPU", ("auto", "cpu", "cuda"))
     precision: str = option("fp32", PROCS, "bf16: autocast for GPUs (weights and optimizer stay fp32)", ("fp32", "bf16"))
+    deterministic: bool = option(False, PROCS, "deterministic kernels (torch.use_deterministic_algorithms, "
+                                 "CUBLAS_WORKSPACE_CONFIG=:4096:8): what a bit-identical resume needs on GPUs")
     threads_per_rank: int = option(0, PROCS, "intra-op threads per rank; 0 = cores // ranks (or the reduction's own)")
     start_method: str = option("auto", PROCS, "how launch() starts its ranks; spawn: a fresh interpreter each (~2 s of "
                                "imports); forkserver: a fork of a server that imported torch once; auto: forkserver "

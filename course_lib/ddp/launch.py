@@ -186,10 +186,15 @@ def choose_backend(cfg: TrainConfig, device: torch.device) -> str:
 
 
 def rank_setup(cfg: TrainConfig, local_rank: int, local_world_size: int, reduction: Reduction) -> tuple:
-    """What a rank settles before its process group: the platform's settings, its threads, its
-    device (one GPU per rank where there are GPUs), the backend and the collectives' timeout."""
+    """What a rank settles before its process group: the platform's settings, its threads,
+    deterministic kernels if asked for, its device (one GPU per rank where there are GPUs), the
+    backend and the collectives' timeout."""
     portability.apply_process_group_env(os.environ.get("MASTER_ADDR", "127.0.0.1"))
     torch.set_num_threads(reduction.threads_per_rank(cfg, local_world_size))
+    if cfg.deterministic:  # before the first cuBLAS call, which reads the workspace setting
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+        torch.use_deterministic_algorithms(True)
+        torch.backends.cudnn.benchmark = False
     device = choose_device(cfg, local_rank)
     if device.type == "cuda":
         torch.cuda.set_device(device)
