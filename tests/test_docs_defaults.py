@@ -67,3 +67,9 @@ def test_every_default_a_page_names_is_trainconfigs():
         wrong += [(where, name, value, known[name]) for name, value in named_defaults(text)
                   if name in known and value != known[name]]
     assert not wrong, f"pages that name a default TrainConfig does not have (page, option, said, TrainConfig's): {wrong}"
+
+
+def test_the_front_door_stays_short():
+    """README.md is the front door: at most 1,200 words; details belong in docs/."""
+    words = len((REPO / "README.md").read_text(encoding="utf-8").split())
+    assert words <= 1200, f"README.md has {words} words: move details into docs/"

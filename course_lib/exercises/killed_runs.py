@@ -21,7 +21,7 @@ from pathlib import Path
 import torch
 
 from course_lib._runtime.rank_start import start_process
-from course_lib.data.prepare import cache_root, prepare_imdb
+from course_lib.data.prepare import cache_root
 from course_lib.exercises.base import Fail, say
 from course_lib.exercises.loop import (
     COPIES,
@@ -32,11 +32,11 @@ from course_lib.exercises.loop import (
     SAVE_EVERY,
     LoopSettings,
     attempt,
+    data_file,
     steps_per_epoch,
 )
 from course_lib.watch.compare import compare_runs
 
-TOTAL = EPOCHS * steps_per_epoch()
 PARTS = {  # what a digest that differs means, in words a teacher would use
     "model": ("the model's weights were not restored", "模型权重没有恢复"),
     "optimizer": ("the optimizer state was not restored (AdamW's moments start again from zero)",
@@ -46,10 +46,6 @@ PARTS = {  # what a digest that differs means, in words a teacher would use
     "rng": ("the RNG state was not restored (the dropout masks after the resume differ)",
             "随机数生成器状态没有恢复（续训后的 dropout 掩码不同）"),
 }
-
-
-def data_file() -> str:
-    return str(prepare_imdb(limit=1280, progress=False).path)  # 1,024 training reviews: 16 steps an epoch
 
 
 def start(s: LoopSettings, timeout: float = 180) -> int:
@@ -91,8 +87,9 @@ def pick_scenarios(exercise: str, seed: int) -> list[tuple[int, str]]:
 
     rng = random.Random(seed)
     low = 2 * SAVE_EVERY + 1 if exercise == "05" else SAVE_EVERY + 1
-    step = rng.choice([k for k in range(low, TOTAL) if k % SAVE_EVERY != 1 and k % steps_per_epoch() > 1])
-    saves = [k for k in range(3 * SAVE_EVERY if exercise == "05" else 2 * SAVE_EVERY, TOTAL, SAVE_EVERY)]
+    total = EPOCHS * steps_per_epoch()
+    step = rng.choice([k for k in range(low, total) if k % SAVE_EVERY != 1 and k % steps_per_epoch() > 1])
+    saves = [k for k in range(3 * SAVE_EVERY if exercise == "05" else 2 * SAVE_EVERY, total, SAVE_EVERY)]
     picked = [(step, "sigkill"), (rng.choice(saves), "during-save")]
     if exercise == "04":
         picked.append((rng.choice([k for k in saves if k >= 3 * SAVE_EVERY and k != picked[1][0]]), "during-commit"))
