@@ -1,6 +1,7 @@
 """Every English label the code shows through ``i18n.tr`` has its Chinese, said once."""
 import ast
 import collections
+import re
 from pathlib import Path
 
 from course_lib.lab import i18n
@@ -65,3 +66,30 @@ def test_every_label_a_notebook_passes_to_a_table_has_its_chinese():
                 missing += [(path.name, cell["id"], k) for k in keys
                             if re.search("[A-Za-z]{3}", k) and _label(k, "zh") == (k if " " in k else k.replace("_", " "))]
     assert not missing, missing
+
+
+def test_the_trainers_lines_read_in_chinese_and_others_pass_as_written():
+    from course_lib.lab.log_lines import LINES, chinese_line
+
+    line = "Held-out accuracy 80.25% on 800 reviews (ddp); parameters identical on all 2 ranks (ff82b8b1712c)"
+    assert chinese_line(line) == ("留出集准确率 80.25%（800 条影评，归约方式 ddp）；"
+                                  "2 个 Rank 上的参数逐位相同（ff82b8b1712c）")
+    chapter = "Rank 0, Epoch [1/3], Step [10/50], Loss: 0.6931"
+    assert chinese_line(chapter) == chapter
+    for english, chinese in LINES.items():  # every field the English carries, the Chinese shows
+        assert set(re.findall(r"\{(\w+)\}", english)) == set(re.findall(r"\{(\w+)\}", chinese)), english
+
+
+def test_every_line_is_the_trainers_own_words():
+    """Each English line of LINES is a string the core formats (its f-string with the values as
+    fields): a trainer message reworded without its entry fails here, not silently in Chinese."""
+    from course_lib.lab.log_lines import LINES
+
+    root = Path(i18n.__file__).resolve().parents[1]
+    written = set()
+    for path in [p for d in ("ddp", "checkpoint", "beyond") for p in (root / d).rglob("*.py")]:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.JoinedStr):
+                written.add("".join(v.value if isinstance(v, ast.Constant) else "{}" for v in node.values))
+    missing = [en for en in LINES if re.sub(r"\{\w+\}", "{}", en) not in written]
+    assert not missing, f"no such line in the core (reworded?): {missing}"

@@ -60,11 +60,11 @@ def train_invariant(cfg: TrainConfig, rank: int, world_size: int, device, report
     except RuntimeError as err:
         if not peer_lost(err):
             raise
-        why = f"a peer is gone ({' '.join(str(err).split())[:120]})"
+        error = " ".join(str(err).split())[:120]
     # outside the except clause: its traceback, which holds the old groups, is gone
     path = emergency_save(trainer, snapshot(trainer), background=False)
-    report.line(f"Rank {rank}: {why}; emergency checkpoint {path.name} of the last finished step saved, exiting for "
-                "--resume auto")
+    report.line(f"Rank {rank}: a peer is gone ({error}); emergency checkpoint {path.name} of the last finished step saved, "
+                "exiting for --resume auto")
     return PEER_LOST
 
 

@@ -115,12 +115,20 @@ SECTION = re.compile(r"^##\s+(.*)$", re.M)
 OPTIONAL = ("Optional deep-dive", "选读")
 
 
+def printed_lines(cell) -> int:
+    """Lines a code cell printed (its stdout: printed source, a run's log lines), which the learner
+    reads like code; progress bars (stderr) and pictures are not lines."""
+    text = "".join("".join(o.get("text", "")) for o in cell.get("outputs", [])
+                   if o.get("output_type") == "stream" and o.get("name") == "stdout")
+    return len([line for line in text.splitlines() if line.strip()])
+
+
 def sections(nb) -> list[dict]:
     """The notebook cut at its ``##`` headings: each part's title, whether it is optional, its
     run time (seconds, from the executed cells) and what there is to read (prose words or
-    Chinese characters, code lines, pictures and tables shown)."""
+    Chinese characters, code lines and printed lines, pictures and tables shown)."""
     parts = [{"title": "(opening)", "optional": False, "run_seconds": 0.0, "words": 0, "cjk": 0, "code_lines": 0,
-              "outputs": 0}]
+              "printed_lines": 0, "outputs": 0}]
     for cell in nb.cells:
         text = "".join(cell.source) if isinstance(cell.source, list) else cell.source
         if cell.cell_type == "markdown":
@@ -128,13 +136,14 @@ def sections(nb) -> list[dict]:
             if m:
                 title = m.group(1).strip()
                 parts.append({"title": title, "optional": title.startswith(OPTIONAL), "run_seconds": 0.0,
-                              "words": 0, "cjk": 0, "code_lines": 0, "outputs": 0})
+                              "words": 0, "cjk": 0, "code_lines": 0, "printed_lines": 0, "outputs": 0})
             cjk = sum("\u4e00" <= ch <= "\u9fff" for ch in text)
             parts[-1]["cjk"] += cjk
             parts[-1]["words"] += len(re.sub(r"[\u4e00-\u9fff]", " ", text).split())
         else:
             parts[-1]["run_seconds"] += _seconds(cell)
             parts[-1]["code_lines"] += len([line for line in text.splitlines() if line.strip()])
+            parts[-1]["printed_lines"] += printed_lines(cell)
             parts[-1]["outputs"] += sum(o.get("output_type") in ("display_data", "execute_result")
                                         for o in cell.get("outputs", []))
     return parts
@@ -146,9 +155,10 @@ WORDS_PER_MINUTE, CJK_PER_MINUTE, SECONDS_PER_CODE_LINE, SECONDS_PER_OUTPUT = 18
 
 def read_seconds(part: dict) -> float:
     """Estimated reading time of a part: prose at 180 English words or 300 Chinese characters a
-    minute, 3 s per line of code, 20 s to look at each table or figure it shows."""
+    minute, 3 s per line of code or of printed text, 20 s to look at each table or figure it shows."""
     return (60 * part["words"] / WORDS_PER_MINUTE + 60 * part["cjk"] / CJK_PER_MINUTE
-            + SECONDS_PER_CODE_LINE * part["code_lines"] + SECONDS_PER_OUTPUT * part["outputs"])
+            + SECONDS_PER_CODE_LINE * (part["code_lines"] + part["printed_lines"])
+            + SECONDS_PER_OUTPUT * part["outputs"])
 
 
 WIDGET = "application/vnd.jupyter.widget-view+json"

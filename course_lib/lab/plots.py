@@ -1,111 +1,155 @@
 """Matplotlib figures for the notebooks, thin over the readers in ``monitor`` / ``compare``.
-Every function returns the figure, so a test can check it and a notebook just shows it."""
+Every function returns the figure, so a test can check it and a notebook just shows it.
+
+Each figure speaks the notebook's language (``lang``, else :func:`course_lib.lab.i18n.notebook_language`:
+the Chinese edition's figures are Chinese although its code cells are the English ones): every
+title, axis and legend goes through :func:`course_lib.lab.i18n.tr`. The Chinese glyphs come from
+``fonts/course-lib-cjk.otf``, the characters of the kit's labels cut out of Noto Sans CJK SC
+(OFL; ``tools/cjk_font.py``), a fallback after matplotlib's own font, so a machine without a CJK
+font (most Linux installs, any offline class) still draws them.
+"""
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib import font_manager
 
+from course_lib.lab.i18n import resolve, tr
 from course_lib.watch.monitor import ledger_ranks, read_ledger, read_scalars
 
+CJK_FONT = Path(__file__).resolve().parent / "fonts" / "course-lib-cjk.otf"
+CJK_FAMILY = "Course Lib CJK"
 
-def histogram(values, title: str, xlabel: str, bins: int = 60, labels=None, clip=None):
+
+def _use_cjk_fallback() -> None:
+    """Register the kit's CJK font and put it after the default family (glyph by glyph fallback)."""
+    if CJK_FAMILY not in {f.name for f in font_manager.fontManager.ttflist}:
+        font_manager.fontManager.addfont(str(CJK_FONT))
+    families = list(plt.rcParams["font.family"])
+    if CJK_FAMILY not in families:
+        plt.rcParams["font.family"] = families + [CJK_FAMILY]
+
+
+_use_cjk_fallback()
+
+
+def _words(lang: str | None):
+    """``t(text, **values)``: ``text`` in the figure's language."""
+    return partial(tr, lang=resolve(lang))
+
+
+def histogram(values, title: str, xlabel: str, bins: int = 60, labels=None, clip=None, lang: str | None = None):
     """One or several histograms on one axis (``values`` a list of arrays when ``labels``).
     Used in notebook 01 (§2) and notebook 02 (§4)."""
+    t = _words(lang)
     fig, ax = plt.subplots(figsize=(7, 3.2))
     series = values if labels else [values]
     for v, lab in zip(series, labels or [None]):
         v = np.asarray(v)
         ax.hist(np.minimum(v, clip) if clip else v, bins=bins, alpha=0.6, label=lab)
-    ax.set(title=title, xlabel=xlabel, ylabel="count")
+    ax.set(title=t(title), xlabel=t(xlabel), ylabel=t("count"))
     if labels:
         ax.legend()
     fig.tight_layout()
     return fig
 
 
-def bars(values: dict, title: str, ylabel: str, fmt: str = "{:.2f}"):
-    """Used in notebook 02 (§4) and notebook 03 (optional deep-dive B)."""
+def bars(values: dict, title: str, ylabel: str, fmt: str = "{:.2f}", lang: str | None = None, **title_values):
+    """One bar per entry of ``values``; ``title`` a template its ``title_values`` fill in.
+    Used in notebook 03 (optional deep-dive B)."""
+    t = _words(lang)
     fig, ax = plt.subplots(figsize=(6, 3.2))
     names = list(values)
-    rects = ax.bar(names, [values[n] for n in names], color=plt.cm.tab10.colors[: len(names)])
+    rects = ax.bar([t(n) for n in names], [values[n] for n in names], color=plt.cm.tab10.colors[: len(names)])
     ax.bar_label(rects, labels=[fmt.format(values[n]) for n in names])
-    ax.set(title=title, ylabel=ylabel)
+    ax.set(title=t(title, **title_values), ylabel=t(ylabel))
     fig.tight_layout()
     return fig
 
 
-def stacked_bars(parts: dict[str, dict[str, float]], title: str, xlabel: str = "seconds"):
-    """One horizontal bar per entry of ``parts``, split into its named pieces (same order in each).
-    Used in notebook 03 (optional deep-dive B)."""
+def stacked_bars(parts: dict[str, dict[str, float]], title: str, xlabel: str = "seconds", lang: str | None = None,
+                 **title_values):
+    """One horizontal bar per entry of ``parts``, split into its named pieces (same order in each);
+    ``title`` a template its ``title_values`` fill in. Used in notebook 03 (optional deep-dive B)."""
+    t = _words(lang)
     fig, ax = plt.subplots(figsize=(7, 0.7 * len(parts) + 1.4))
     names = list(parts)
+    shown = [t(n) for n in names]
     left = [0.0] * len(names)
     for piece in next(iter(parts.values())):
         widths = [parts[n][piece] for n in names]
-        ax.barh(names, widths, left=left, label=piece)
+        ax.barh(shown, widths, left=left, label=t(piece))
         left = [a + b for a, b in zip(left, widths)]
     for y, total in enumerate(left):
         ax.text(total, y, f" {total:.3f}", va="center")
-    ax.set(title=title, xlabel=xlabel, xlim=(0, max(left) * 1.15))
+    ax.set(title=t(title, **title_values), xlabel=t(xlabel), xlim=(0, max(left) * 1.15))
     ax.legend(loc="lower right", fontsize="small")
     fig.tight_layout()
     return fig
 
 
-def batch_heatmap(batch: dict, title: str = "a padded batch"):
+def batch_heatmap(batch: dict, title: str = "a padded batch", lang: str | None = None):
     """``input_ids`` (colour = token id, grey = padding) next to the ``attention_mask``. Used in notebook 02 (§3)."""
+    t = _words(lang)
     ids = batch["input_ids"].numpy().astype(float)
     mask = batch["attention_mask"].numpy()
     fig, axes = plt.subplots(1, 2, figsize=(10, 2.8), sharey=True)
     axes[0].imshow(np.where(mask == 1, ids, np.nan), aspect="auto", cmap="viridis", interpolation="nearest")
-    axes[0].set(title=f"{title}: input_ids (blank = padding)", xlabel="position", ylabel="review")
+    axes[0].set(title=t("{title}: input_ids (blank = padding)", title=t(title)), xlabel=t("position"),
+                ylabel=t("review"))
     axes[1].imshow(mask, aspect="auto", cmap="Greys", vmin=0, vmax=1, interpolation="nearest")
-    axes[1].set(title="attention_mask (black = real token)", xlabel="position")
+    axes[1].set(title=t("attention_mask (black = real token)"), xlabel=t("position"))
     fig.tight_layout()
     return fig
 
 
-def losses_by_rank(run_dir: str | Path, title: str = "loss on each rank"):
+def losses_by_rank(run_dir: str | Path, title: str = "loss on each rank", lang: str | None = None):
     """Every rank's own (local) loss and the all-reduced global loss, by step. Used in notebook 03 (§5)."""
+    t = _words(lang)
     fig, ax = plt.subplots(figsize=(7, 3.2))
     for rank in ledger_ranks(run_dir):
         rows = read_ledger(run_dir, rank)
-        ax.plot([r["step"] for r in rows], [r["loss"] for r in rows], lw=0.8, alpha=0.8, label=f"rank {rank}")
+        ax.plot([r["step"] for r in rows], [r["loss"] for r in rows], lw=0.8, alpha=0.8, label=f"Rank {rank}")
     rows = read_ledger(run_dir, 0)
-    ax.plot([r["step"] for r in rows], [r["global_loss"] for r in rows], "k", lw=1.4, label="global (mean)")
-    ax.set(title=title, xlabel="step", ylabel="loss")
+    ax.plot([r["step"] for r in rows], [r["global_loss"] for r in rows], "k", lw=1.4, label=t("global (mean)"))
+    ax.set(title=t(title), xlabel=t("step"), ylabel=t("loss"))
     ax.legend()
     fig.tight_layout()
     return fig
 
 
-def scalar_panels(run_dir: str | Path, tags=("train/loss", "train/lr", "train/grad_norm", "train/samples_per_s")):
+def scalar_panels(run_dir: str | Path, tags=("train/loss", "train/lr", "train/grad_norm", "train/samples_per_s"),
+                  lang: str | None = None):
     """Curves read back from the TensorBoard event files (what TensorBoard itself shows;
     notebook 04, "Watching more than the loss"). A series of a few points is drawn with markers
     (a line through one point draws nothing), and axes show plain values, never an offset."""
+    t = _words(lang)
     scalars = read_scalars(run_dir)
     fig, axes = plt.subplots(1, len(tags), figsize=(3.4 * len(tags), 2.8))
     for ax, tag in zip(np.atleast_1d(axes), tags):
         pts = scalars.get(tag, [])
         ax.plot([s for s, _ in pts], [v for _, v in pts], lw=1, marker="o" if len(pts) <= 5 else None)
         ax.ticklabel_format(axis="y", useOffset=False, style="plain")
-        ax.set(title=tag, xlabel="step")
+        ax.set(title=tag, xlabel=t("step"))  # a tag is TensorBoard's name for the curve, as TensorBoard shows it
         if not pts:
-            ax.text(0.5, 0.5, "no data", transform=ax.transAxes, ha="center", va="center", color="0.5")
+            ax.text(0.5, 0.5, t("no data"), transform=ax.transAxes, ha="center", va="center", color="0.5")
     fig.tight_layout()
     return fig
 
 
-def interruption(reference: str | Path, runs: dict, kill_step: int | list[int] | None = None, title: str | None = None):
+def interruption(reference: str | Path, runs: dict, kill_step: int | list[int] | None = None, title: str | None = None,
+                 lang: str | None = None):
     """Global loss of the uninterrupted reference and of each resumed run, with a marker at
     the kill and one at each run's first divergence. Used in notebook 05 (§3)."""
     from course_lib.watch.compare import compare_runs
 
+    t = _words(lang)
     fig, ax = plt.subplots(figsize=(8, 3.6))
     ref = read_ledger(reference, 0)
-    ax.plot([r["step"] for r in ref], [r["global_loss"] for r in ref], "k", lw=2.5, alpha=0.35, label="uninterrupted")
+    ax.plot([r["step"] for r in ref], [r["global_loss"] for r in ref], "k", lw=2.5, alpha=0.35, label=t("uninterrupted"))
     for (name, run_dir), color in zip(runs.items(), plt.cm.tab10.colors):
         rows = read_ledger(run_dir, 0)
         ax.plot([r["step"] for r in rows], [r["global_loss"] for r in rows], lw=1, color=color, label=name)
@@ -114,55 +158,57 @@ def interruption(reference: str | Path, runs: dict, kill_step: int | list[int] |
             y = next((r["global_loss"] for r in rows if r["step"] == first), None)
             if y is not None:
                 ax.plot([first], [y], "o", color=color, ms=7, mfc="none", mew=2)
-                ax.annotate(f"parts at {first}", (first, y), textcoords="offset points", xytext=(5, 8), color=color)
+                ax.annotate(t("parts at {step}", step=first), (first, y), textcoords="offset points", xytext=(5, 8),
+                            color=color)
     for step in filter(None, [kill_step] if isinstance(kill_step, int) else kill_step or []):
         ax.axvline(step, color="red", ls="--", lw=1)
-        ax.text(step, ax.get_ylim()[1], " kill", color="red", va="top")
-    ax.set(title=title or "interrupted vs uninterrupted", xlabel="step", ylabel="global loss")
+        ax.text(step, ax.get_ylim()[1], " " + t("kill"), color="red", va="top")
+    ax.set(title=t(title or "interrupted vs uninterrupted"), xlabel=t("step"), ylabel=t("global loss"))
     ax.legend()
     fig.tight_layout()
     return fig
 
 
 def save_interval_curve(costs, mtbf: float, covered: float = 0.0, measured: list[dict] | None = None,
-                        epoch_steps: int | None = None, title: str | None = None):
+                        epoch_steps: int | None = None, title: str | None = None, lang: str | None = None):
     """Expected wall time against the save interval (:func:`course_lib.beyond.advisor.expected_wall`),
     its minimum, Young's interval, the textbook's "every 10 epochs" and, when given, the
-    measured runs (median and range of each interval's repetitions). Figure text stays English:
-    it renders the same with any font."""
+    measured runs (median and range of each interval's repetitions)."""
     from course_lib.beyond.advisor import advise, expected_wall, young_seconds
 
+    t = _words(lang)
     ks = np.unique(np.geomspace(1, max(costs.steps, 2), 400).astype(int))
     walls = expected_wall(ks, costs, mtbf, covered)
     best = advise(costs, mtbf, covered)["optimum_steps"]
     fig, ax = plt.subplots(figsize=(7.5, 3.6))
-    ax.plot(ks, walls, c="C0", label="expected wall time (Daly's exact expectation)")
+    ax.plot(ks, walls, c="C0", label=t("expected wall time (Daly's exact expectation)"))
     ax.scatter([best], [float(expected_wall(best, costs, mtbf, covered))], c="C0", zorder=3,
-               label=f"optimum: every {best} steps")
+               label=t("optimum: every {k} steps", k=best))
     young = young_seconds(costs.save_blocking_seconds, mtbf / (1 - covered)) / costs.step_seconds
-    ax.axvline(young, c="C2", ls=":", label=f"Young: sqrt(2CM) = {young:.0f} steps")
+    ax.axvline(young, c="C2", ls=":", label=t("Young: sqrt(2CM) = {k:.0f} steps", k=young))
     if epoch_steps and 10 * epoch_steps <= costs.steps:
         k10 = 10 * epoch_steps
         ax.scatter([k10], [float(expected_wall(k10, costs, mtbf, covered))], marker="s", c="C3", zorder=3,
-                   label=f"textbook: every 10 epochs = {k10} steps")
+                   label=t("textbook: every 10 epochs = {k} steps", k=k10))
     elif epoch_steps:
-        ax.axvline(costs.steps, c="C3", ls="--", label=f"textbook: every 10 epochs ({10 * epoch_steps} steps) "
-                                                       "= only at the end here")
+        ax.axvline(costs.steps, c="C3", ls="--", label=t("textbook: every 10 epochs ({k} steps) = only at the end here",
+                                                       k=10 * epoch_steps))
     if measured:
         xs = [p["every_steps"] for p in measured]
         med = np.array([p["median_wall_seconds"] for p in measured])
         lo = med - np.array([min(p["walls"]) for p in measured])
         hi = np.array([max(p["walls"]) for p in measured]) - med
-        ax.errorbar(xs, med, yerr=[lo, hi], fmt="o", c="k", capsize=3, label="measured: median, range")
+        ax.errorbar(xs, med, yerr=[lo, hi], fmt="o", c="k", capsize=3, label=t("measured: median, range"))
         if all("predicted_quartiles" in p for p in measured):  # the model's own spread (simulated)
             pm = np.array([p["predicted_median_wall_seconds"] for p in measured])
             q = np.array([p["predicted_quartiles"] for p in measured])
             ax.errorbar(np.array(xs) * 1.12, pm, yerr=[pm - q[:, 0], q[:, 1] - pm], fmt="D", mfc="none", c="C1",
-                        capsize=3, label="predicted: median, quartiles")
+                        capsize=3, label=t("predicted: median, quartiles"))
     ax.axhline(costs.restart_seconds + costs.steps * costs.step_seconds + costs.finish_seconds, c="0.6", lw=1,
-               label="no failures, no saves")
-    ax.set(xscale="log", xlabel="save every ... steps", ylabel="wall time to finish (s)",
-           title=title or f"mean time between failures {mtbf:.0f} s, save costs {costs.save_blocking_seconds:.2f} s")
+               label=t("no failures, no saves"))
+    ax.set(xscale="log", xlabel=t("save every ... steps"), ylabel=t("wall time to finish (s)"),
+           title=t(title) if title else t("mean time between failures {m:.0f} s, save costs {c:.2f} s", m=mtbf,
+                                          c=costs.save_blocking_seconds))
     top = max([min(float(walls.max()), 4 * float(walls.min()))] + [max(p["walls"]) for p in measured or []])
     ax.set_ylim(0, top * 1.05)
     ax.legend(fontsize=8)
@@ -170,32 +216,34 @@ def save_interval_curve(costs, mtbf: float, covered: float = 0.0, measured: list
     return fig
 
 
-def lsh_curve(bands: int, rows: int, threshold: float):
+def lsh_curve(bands: int, rows: int, threshold: float, lang: str | None = None):
     """The chance that LSH makes two texts of Jaccard similarity ``s`` a candidate pair,
     ``1 - (1 - s**rows) ** bands``, for the chosen banding and for two extremes of the same
     signature length: few long bands (few candidates, misses) and many short ones (finds
     everything, compares too much). Used in notebook 01 (§4)."""
+    t = _words(lang)
     s = np.linspace(0, 1, 201)
     fig, ax = plt.subplots(figsize=(6.5, 3.2))
     n = bands * rows
     for b, r, style in ((bands, rows, "-"), (1, n, ":"), (n, 1, "--")):
-        ax.plot(s, 1 - (1 - s**r) ** b, style, label=f"{b} bands x {r} rows")
+        ax.plot(s, 1 - (1 - s**r) ** b, style, label=t("{b} bands x {r} rows", b=b, r=r))
     ax.axvline(threshold, c="0.5", lw=1)
-    ax.text(threshold, 0.03, f" threshold {threshold}", color="0.4")
-    ax.set(xlabel="Jaccard similarity of two reviews", ylabel="P(become a candidate pair)",
-           title=f"LSH with {n} MinHash values per review")
+    ax.text(threshold, 0.03, " " + t("threshold {x}", x=threshold), color="0.4")
+    ax.set(xlabel=t("Jaccard similarity of two reviews"), ylabel=t("P(become a candidate pair)"),
+           title=t("LSH with {n} MinHash values per review", n=n))
     ax.legend(fontsize=8)
     fig.tight_layout()
     return fig
 
 
-def elastic_timeline(run_dir):
+def elastic_timeline(run_dir, lang: str | None = None):
     """One panel per node event of a drill (:func:`course_lib.lab.tables.elastic_timeline`): each moment a
     row, its second a dot, from the node's death (or start) down to the first step after it.
-    Figure text stays English: it renders the same with any font. Used in notebook 05 (optional deep-dive B)."""
+    Used in notebook 05 (optional deep-dive C)."""
     from course_lib.lab.tables import elastic_timeline
 
-    table = elastic_timeline(run_dir, lang="en")
+    t = _words(lang)
+    table = elastic_timeline(run_dir, lang=resolve(lang))
     events = list(dict.fromkeys(table["event"]))
     sizes = [int((table["event"] == e).sum()) for e in events]
     fig, axes = plt.subplots(len(events), 1, figsize=(9, 0.32 * sum(sizes) + 1.1 * len(events)), squeeze=False,
@@ -206,21 +254,22 @@ def elastic_timeline(run_dir):
         ax.hlines(y, 0, rows["seconds"], color="tab:blue", alpha=0.4)
         ax.plot(rows["seconds"], y, "o", color="tab:blue")
         for yi, sec in zip(y, rows["seconds"]):
-            ax.annotate(f" {sec:.2f} s", (sec, yi), va="center", fontsize=8)
+            ax.annotate(" " + t("{s:.2f} s", s=sec), (sec, yi), va="center", fontsize=8)
         ax.set_yticks(y, rows["moment"], fontsize=8)
         ax.set_xlim(0, rows["seconds"].max() * 1.15 + 0.05)
         ax.set_title(event, fontsize=10, loc="left")
-    axes[-1, 0].set_xlabel("seconds since the event")
+    axes[-1, 0].set_xlabel(t("seconds since the event"))
     fig.tight_layout()
     return fig
 
 
-def real_scale_curve(run=None):
+def real_scale_curve(run=None, lang: str | None = None):
     """Share of a long run's wall time lost to saves, redone work and restarts, against how often
     it saves, with synchronous and with background saves (notebook 04, "At real scale")."""
     from course_lib.beyond.advisor import lost_share
     from course_lib.beyond.real_scale import LongRun, scale_advice
 
+    t = _words(lang)
     run = run or LongRun()
     advice = scale_advice(run)
     fig, ax = plt.subplots(figsize=(7.5, 3.4))
@@ -229,12 +278,13 @@ def real_scale_curve(run=None):
         costs = run.costs(background)
         steps = np.maximum(1, np.round(minutes * 60 / costs.step_seconds))
         ax.plot(minutes, 100 * lost_share(steps, costs, run.mtbf_seconds), c=color,
-                label=f"{'synchronous' if name == 'sync' else 'background'} save")
+                label=t("synchronous save" if name == "sync" else "background save"))
         best = advice[name]
         ax.scatter([best["optimum_minutes"]], [100 * best["lost_share"]], c=color, zorder=3)
-    ax.axvline(60, c="0.6", ls=":", label="once an hour")
-    ax.set(xscale="log", xlabel="save every ... minutes", ylabel="wall time lost (%)", ylim=(0, None),
-           title=f"mean time between failures {advice['mtbf_hours']:.1f} h, checkpoint {advice['checkpoint_tb']:.1f} TB")
+    ax.axvline(60, c="0.6", ls=":", label=t("once an hour"))
+    ax.set(xscale="log", xlabel=t("save every ... minutes"), ylabel=t("wall time lost (%)"), ylim=(0, None),
+           title=t("mean time between failures {h:.1f} h, checkpoint {tb:.1f} TB", h=advice["mtbf_hours"],
+                   tb=advice["checkpoint_tb"]))
     ax.legend(fontsize=8)
     fig.tight_layout()
     return fig

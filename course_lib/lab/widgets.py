@@ -163,8 +163,9 @@ class InterruptionLab:
                                              resume_world_size=self.resume_on.value or None, on_start=self._remember)
         self._step("done")
         self.result = compare_runs(ref, run.run_dir)
-        label = f"killed {report['kills']}x ({self.kill_mode.value}), resumed {self.resume_mode.value}"
-        self.figure = plots.interruption(ref, {label: run.run_dir}, steps)
+        label = tr("killed {n}x ({mode}), resumed {how}", self.lang, n=report["kills"], mode=self.kill_mode.value,
+                   how=self.resume_mode.value)
+        self.figure = plots.interruption(ref, {label: run.run_dir}, steps, lang=self.lang)
         self.status.value = f"<b>{tr('identical' if self.result['identical'] else 'different', self.lang)}</b>"
         self.report_text = "\n".join(report["interruptions"]
                                      or [tr("the run finished before the kill step (no interruption)", self.lang)]) \
@@ -244,7 +245,7 @@ class SaveIntervalExplorer:
         same = bool(self.measured) and abs(self.mtbf.value / self.measured_mtbf - 1) < 0.03 \
             and abs(self.save_cost.value / self.costs.save_blocking_seconds - 1) < 0.03 and self.covered.value == 0
         self.figure = plots.save_interval_curve(costs, self.mtbf.value, self.covered.value,
-                                                self.measured if same else None, self.epoch_steps)
+                                                self.measured if same else None, self.epoch_steps, lang=self.lang)
         show_figure(self.output, self.figure)
 
 
@@ -317,5 +318,5 @@ class ScaleExplorer:
         self.advice = scale_advice(self.run)
         self.table.outputs = ()
         self.table.append_display_data(real_scale(self.advice, self.lang))
-        self.figure = plots.real_scale_curve(self.run)
+        self.figure = plots.real_scale_curve(self.run, lang=self.lang)
         show_figure(self.output, self.figure)
