@@ -13,7 +13,7 @@ Laid out by station, one folder per notebook's concern, in rings that import onl
     beyond/       beyond the chapter: the invariant reduction, survivors, elastic groups, save advice
     audit/        any training script judged by real faults (python -m course_lib audit -- COMMAND)
     lab/          the notebooks' views: widgets, plots, tables, translations, drills
-    textbook/     the chapter's own code, run for real;  exercises/  checks with real kills
+    textbook/     the chapter's code reconstructed, run for real;  exercises/  checks with real kills
     cli.py, pipeline.py                  the front doors: python -m course_lib ...
 
 Where each idea lives (``module:name``; ``tests/test_structure.py`` checks that each exists):

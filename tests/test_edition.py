@@ -51,7 +51,7 @@ def test_a_notebook_becomes_a_readable_html_page(tmp_path):
     assert [p["title"] for p in parts] == ["(opening)", "1. A figure and a bar", "Optional deep-dive A · More"]
     assert [p["optional"] for p in parts] == [False, False, True]
     assert sum(p["run_seconds"] for p in parts) > 0 and all(edition.read_seconds(p) >= 0 for p in parts)
-    assert [p["printed_lines"] for p in parts] == [0, 1, 1]  # "counted to 3"; "6"
+    assert [p["printed_lines"] for p in parts] == [0, 2, 1]  # "counted to 3" and the solution notice; "6"
 
 
 def test_reading_time_counts_words_characters_code_printed_lines_and_outputs():

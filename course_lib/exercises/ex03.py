@@ -25,7 +25,7 @@ EPOCHS, N, WORLD = 2, 1024, 2
 
 
 def split_worker(rank: int, world_size: int, settings: BookSettings) -> None:
-    """The chapter's loop with the learner's ``rank_indices`` in place of ``DistributedSampler``."""
+    """The reconstruction of the chapter's loop with the learner's ``rank_indices`` in place of ``DistributedSampler``."""
     from torch.nn.parallel import DistributedDataParallel as DDP
 
     from course_lib._runtime.rank_start import load_module

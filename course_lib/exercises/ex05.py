@@ -93,12 +93,12 @@ register(Exercise(
             "of an epoch: restore all of it from the one file you are given.",
             "本章的 resume_training 恢复模型和优化器，返回 epoch。从未中断的那次训练还有学习率调度、随机的 dropout "
             "掩码，以及它在一个 epoch 中间的位置：把这些都从给你的那个文件里恢复出来。"),
-           ("The file holds model_state_dict, optimizer_state_dict, scheduler_state_dict, rng_state, epoch, "
-            "step_in_epoch and global_step. Load it with torch.load(path, weights_only=True); each object has its "
+           ("Which key holds what: read the save that wrote the file, book_style_save in course_lib/exercises/loop.py. "
+            "Load the file with torch.load(path, weights_only=True) (a dict); each object with state has its "
             "load_state_dict, and the RNG has torch.set_rng_state.",
-            "文件里有 model_state_dict、optimizer_state_dict、scheduler_state_dict、rng_state、epoch、step_in_epoch "
-            "和 global_step。用 torch.load(path, weights_only=True) 加载；每个对象都有自己的 load_state_dict，"
-            "随机数生成器用 torch.set_rng_state。"),
+            "哪个键存的是什么，去看写这个文件的保存函数：course_lib/exercises/loop.py 里的 book_style_save。"
+            "用 torch.load(path, weights_only=True) 加载这个文件（得到一个 dict）；每个有状态的对象都有自己的 "
+            "load_state_dict，随机数生成器用 torch.set_rng_state。"),
            ("Restore the scheduler only when one is given, and return {'epoch': ..., 'step_in_epoch': ..., "
             "'global_step': ...} exactly as the file holds them: they already count the steps done, and the loop "
             "goes on from there.",

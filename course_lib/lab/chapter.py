@@ -31,14 +31,16 @@ SECTIONS = (
 
 # how the kit meets a claim: run as the chapter states it, and it holds; run, and it does not hold as
 # stated; true, with what it leaves out; the chapter's case redone with the kit's own code (not the
-# chapter's); what the chapter does not cover at all; or a limit the kit reads into the chapter (its
-# summary's limits section), which the chapter does not say of itself
+# chapter's); what the chapter does not cover at all; a limit the kit reads into the chapter (its
+# summary's limits section), which the chapter does not say of itself; or explained but not run on
+# the machines the notebooks run on (NCCL needs GPUs)
 KINDS = {"confirmed": ("confirmed", "成立"),
          "corrected": ("corrected", "已更正"),
          "context": ("in context", "补上前提"),
          "reproduced": ("reproduced with the kit's code", "用本套件的代码重现"),
          "beyond": ("beyond the chapter", "本章未讲"),
-         "reading": ("the kit's reading", "本套件的解读")}
+         "reading": ("the kit's reading", "本套件的解读"),
+         "explained": ("explained, not run here", "只讲解，这里不运行")}
 
 
 @dataclass(frozen=True)
@@ -70,9 +72,10 @@ CLAIMS = (
           "`attention_mask` 标出真实词元与填充；填充让一个批次里的句子等长", "02", "s3", "confirmed"),
     Claim("11.1", "the mask tells the model not to look at the padding",
           "掩码告诉模型不要看填充的部分", "02", "s6", "confirmed"),
-    Claim("11.2", "one process per GPU (Rank 0, 1, ...), `init_process_group`, gloo in the example, NCCL on GPUs",
-          "每张卡一个进程（Rank 0、Rank 1……），`init_process_group` 建通信组，示例用 gloo，GPU 推荐 NCCL", "03", "s2",
+    Claim("11.2", "one process per GPU (Rank 0, 1, ...), `init_process_group`, gloo in the example",
+          "每张卡一个进程（Rank 0、Rank 1……），`init_process_group` 建通信组，示例用 gloo", "03", "s2",
           "confirmed"),
+    Claim("11.2", "NCCL is the backend to use on GPUs", "GPU 环境推荐用 NCCL 通信后端", "03", "s1", "explained"),
     Claim("11.2", "Rank is the process id; `Step [k/16]` counts what each card feeds per epoch",
           "输出的读法：Rank 是进程编号；Step 上限 16 是每卡每个 epoch 要喂的份数", "03", "s3", "confirmed"),
     Claim("11.2", "total throughput = one card x number of cards",
@@ -83,6 +86,8 @@ CLAIMS = (
           "哪个 Rank 的损失发散，就从那一行查起", "03", "s5-sync", "confirmed"),
     Claim("11.2", "several machines: configure the master node's IP address and port",
           "多节点：配置主节点的 IP 地址和端口", "03", "s8", "context"),
+    Claim("11.2", "(not covered) bandwidth between the nodes and their topology",
+          "（未讲）节点间的带宽和拓扑", "03", "s8", "beyond"),
     Claim("11.3", "the loss to a `SummaryWriter` every epoch, the curve in TensorBoard",
           "每个 epoch 把损失写进 `SummaryWriter`，在 TensorBoard 里看曲线", "04", "s1", "confirmed"),
     Claim("11.3", "every `save_interval = 10` epochs: model state + optimizer state + loss",

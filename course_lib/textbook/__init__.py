@@ -16,7 +16,7 @@ epochs, ``resume_training``), with the choices the chapter leaves open made by t
 * :mod:`.lessons`: :func:`what_the_book_loses` and :func:`crash_during_save`, the book's run
   against the kit's under the same real kills, judged by ``compare_runs``;
 * :mod:`.reconstruction`: what the reconstruction does where the chapter's template is not this;
-* ``python -m course_lib.textbook``: the chapter's loop as a script (what ``audit`` judges).
+* ``python -m course_lib.textbook``: the reconstruction of the chapter's loop as a script (what ``audit`` judges).
 """
 import importlib
 

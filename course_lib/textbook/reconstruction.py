@@ -45,6 +45,26 @@ DEVIATIONS = (
      ("measured, about 0.69 = ln 2 at first (two labels, a model that starts by guessing)",
       "实测值，开头约 0.69 = ln 2（两个标签，模型一开始等于在猜）"),
      ("the chapter's numbers are not a run to compare with", "原书的数字不是一次可以拿来比较的训练")),
+    (("seed", "种子"),
+     ("not stated", "未说明"),
+     ("torch.manual_seed(settings.seed) at the start of train, in every attempt and on every rank, a resumed "
+      "one too", "train 一开头就调用 torch.manual_seed(settings.seed)：每次启动、每个 Rank 都这样，续训时也不例外"),
+     ("without it two runs never interrupted differ, and station 5's audit stops at its first test; with it a "
+      "resumed attempt draws its dropout masks from the seed again, not from where the run stopped: the loss "
+      "the audit names (rng)",
+      "不设种子，两次从未中断的训练就不一样，第 5 站的审计在第一项检查就停下；设了种子，续训时 dropout 掩码又从"
+      "种子开始抽，而不是从中断的地方接着抽：这正是审计指出的问题（rng）")),
+    (("the file resumed from", "续训用的文件"),
+     ("a file the chapter names: model_epoch_10.pth (11.4)", "本章指定的文件：model_epoch_10.pth（11.4）"),
+     ("the newest model_epoch_N.pth by its number N: station 5 passes it by name; python -m course_lib.textbook "
+      "--resume auto, the script the audit runs, finds it itself",
+      "按编号 N 取最新的 model_epoch_N.pth：第 5 站把它的文件名传进去；审计运行的脚本 python -m course_lib.textbook "
+      "--resume auto 自己去找"),
+     ("the audit restarts the same command unattended, so the script must find its own file; by number, since as "
+      "strings model_epoch_10.pth sorts before model_epoch_8.pth; whether the file loads is not checked, so a "
+      "half-written newest file stops the resume (the audit's not-atomic)",
+      "审计无人值守地用同一条命令重启脚本，脚本得自己找到文件；按编号取，因为按字符串排序 model_epoch_10.pth 排在 "
+      "model_epoch_8.pth 前面；不检查文件能否加载，所以最新的文件只写了一半时续训就会失败（审计的 not-atomic）")),
     (("the kit's lines", "本套件加的几行"),
      ("none", "无"),
      ("four lines marked # kit: the ledger, the planned kills, the summary",
