@@ -17,6 +17,7 @@ import os
 import sys
 import time
 
+from course_lib._runtime.rank_output import say
 from course_lib.beyond import REDUCTION_NAMES
 from course_lib.config import ConfigError, TrainConfig
 from course_lib.paths import run_dir
@@ -98,16 +99,16 @@ def _cmd_verify(args) -> int:
     run_dir(args.run_dir, "verify")
     found = list_checkpoints(args.run_dir)
     if not found:
-        print(f"no checkpoints in {checkpoint_root(args.run_dir)}")
+        say(f"no checkpoints in {checkpoint_root(args.run_dir)}")
         return 1
     bad = 0
     for path in found:
         ok, reason = verify(path)
         bad += not ok
-        print(f"{path.name}: {'valid' if ok else 'CORRUPT'}{'' if ok else ' - ' + reason}")
+        say(f"{path.name}: valid" if ok else f"{path.name}: CORRUPT - {reason}")
     for tmp in sorted(checkpoint_root(args.run_dir).glob(".tmp-*")):
-        print(f"{tmp.name}: uncommitted (a save that never finished; ignored)")
-    print(f"{len(found) - bad} valid, {bad} corrupt")
+        say(f"{tmp.name}: uncommitted (a save that never finished; ignored)")
+    say(f"{len(found) - bad} valid, {bad} corrupt")
     return 0 if bad == 0 else 1
 
 
@@ -121,7 +122,8 @@ def _cmd_advise(args) -> int:
     if args.steps:
         costs.steps = args.steps
     advice = advise(costs, mtbf, covered=args.covered)
-    print(json.dumps(advice, indent=2) if args.json else format_advice(advice, args.run_dir))
+    for line in (json.dumps(advice, indent=2) if args.json else format_advice(advice, args.run_dir)).splitlines():
+        say(line)
     return 0
 
 

@@ -151,3 +151,26 @@ def test_a_run_never_interrupted_is_advised_from_its_first_start(tmp_path, capsy
     c = json.loads(out)["costs"]
     assert code == 0 and c["restart_seconds"] == 20 and c["sources"]["restart_seconds"] == "given"
     assert c["restart_from_first_start"] is False
+
+
+@pytest.mark.parametrize("run", ["run", "never-killed"])
+def test_a_chinese_notebook_reads_the_whole_report_in_chinese(tmp_path, capsys, run):
+    """The lines of ``advise`` and ``verify`` go through the notebook's view: in the Chinese edition
+    no English sentence is left (notebook 04, optional deep-dives A and B); on the command line
+    they stay English."""
+    import re
+
+    from course_lib._runtime.rank_output import set_line_view
+    from course_lib.lab.log_lines import chinese_line
+
+    _fake_run(tmp_path / run, restart=run == "run")
+    english = advise_cli(tmp_path / run, "--mtbf", "6h", "--covered", "0.5", capsys=capsys)[1]
+    set_line_view(chinese_line)
+    try:
+        code, out, err = advise_cli(tmp_path / run, "--mtbf", "6h", "--covered", "0.5", capsys=capsys)
+    finally:
+        set_line_view(None)
+    assert code == 0 and "Young 1974" in english and "How often" in english, err
+    assert len(out.splitlines()) == len(english.splitlines())
+    left = [line for line in out.splitlines() if re.search(r"[A-Za-z]{2,} [a-z]{2,} [a-z]{2,}", line)]
+    assert not left, left

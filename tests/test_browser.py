@@ -1,6 +1,7 @@
 """Notebook 05 as a learner meets it, in the Chinese edition (``notebooks/zh/``, whose code is
-the English one's): a real JupyterLab server, a real (headless) Chromium, Run All, then a real
-click on the lab's Run button (labelled in Chinese), and TensorBoard on the run it produced.
+the English one's): a real JupyterLab server, a real (headless) Chromium, Run All (what it shows
+read for English left, as tests/test_notebooks.py reads the others), then a real click on the
+lab's Run button (labelled in Chinese), and TensorBoard on the run it produced.
 
 Fails if a widget does not render (e.g. ``jupyterlab_widgets`` missing: the lab then shows as
 text), if a cell errors, or if no figure appears. Skipped where Chromium is not installed,
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from chinese_outputs import FIGURE_RECORDER, english_left
 from test_notebooks import SMALL, ZH
 
 from course_lib._runtime.portability import free_port
@@ -81,6 +83,8 @@ def lab_server(tmp_path):
     # section 6's audit with one fault: tests/test_notebooks.py checks that it names all three losses
     params = {**SMALL[NAME], "RUN_DIR": str(work / "runs"), "AUDIT_FAULTS": ["sigterm@10"]}
     nb = parameterize_notebook(load_notebook_node(str(ZH / NAME)), params)
+    at = next(i for i, c in enumerate(nb.cells) if "injected-parameters" in c.metadata.get("tags", [])) + 1
+    nb.cells.insert(at, nbformat.v4.new_code_cell(FIGURE_RECORDER.format(path=str(work / "figures.jsonl"))))
     (work / "zh").mkdir()
     nbformat.write(nb, work / PATH)
     port, token = free_port(), "course-lib-test"
@@ -147,6 +151,15 @@ def test_chinese_notebook_05_and_the_lab_in_jupyterlab(chromium, lab_server, tmp
 
     # the lab is a rendered widget, not its text fallback
     assert page.get_by_text("断点续训").count() > 0, "the Chinese prose did not render"
+    # what it shows is Chinese (tests/chinese_outputs.py): read from the notebook as JupyterLab saves it
+    saved = server["work"] / PATH
+    before = saved.stat().st_mtime
+    page.keyboard.press("Control+s")
+    _wait(lambda: saved.stat().st_mtime > before, 30, "the notebook to be saved")
+    shown = nbformat.read(saved, as_version=4)
+    assert sum(len(c.get("outputs", [])) for c in shown.cells) > 30, "the saved notebook holds no outputs"
+    english = english_left(shown, "05", server["work"] / "figures.jsonl")
+    assert not english, f"zh/{NAME} shows English a learner reads: {english}"
     # the chapter's acceptance test passes for the amnesiac resume too (compare is what tells them apart)
     acceptance = page.locator(".jp-OutputArea-output table", has_text=tr("loss after it", "zh"))  # drills.acceptance_table
     verdicts = [t.strip() for t in acceptance.locator("td").all_inner_texts()]

@@ -1,15 +1,21 @@
 """Every notebook of both editions, executed top to bottom with small parameters (injected
-after the cell tagged ``parameters``, as papermill does), and the test that keeps the Chinese
-edition's code identical to the English one."""
+after the cell tagged ``parameters``, as papermill does), the Chinese ones read for English left
+in what they show (tests/chinese_outputs.py), and the test that keeps the Chinese edition's code
+identical to the English one."""
 import json
 import os
 import re
+import sys
 from pathlib import Path
 
 import pytest
+from chinese_outputs import FIGURE_RECORDER, english_left
 from helpers import solution_lines
 
 from course_lib.lab.edition import SMALL, execute  # one source: the HTML edition runs the same notebooks, the same way
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+from sync_editions import code_of  # noqa: E402  (the rule the sync applies: code to the token, comments translated)
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 ZH = NOTEBOOKS / "zh"
@@ -41,17 +47,31 @@ def test_every_notebook_is_covered_and_stripped():
 
 @pytest.mark.parametrize("name", sorted(SMALL))
 def test_chinese_edition_has_the_english_code(name):
-    """Same code cells, in order, to the character (the parameters cell too), and a Chinese
-    prose cell for every English one (same ids): the editions cannot drift.
-    ``python tools/sync_editions.py`` copies changed code across."""
+    """Same code cells, in order, to the token (the parameters cell too), each comment and
+    docstring in the edition's language, and a Chinese prose cell for every English one (same
+    ids): the editions cannot drift. ``python tools/sync_editions.py`` copies changed code across."""
     en, zh = _load(NOTEBOOKS / name), _load(ZH / name)
-    code = lambda nb: [("".join(c["source"]), c["metadata"].get("tags", []))  # noqa: E731
+    code = lambda nb: [(c["id"], code_of("".join(c["source"])), c["metadata"].get("tags", []))  # noqa: E731
                        for c in nb["cells"] if c["cell_type"] == "code"]
     assert code(zh) == code(en), f"zh/{name}: code cells differ from the English edition; run tools/sync_editions.py"
     assert [(c["id"], c["cell_type"]) for c in zh["cells"]] == [(c["id"], c["cell_type"]) for c in en["cells"]]
     for cell in (c for c in zh["cells"] if c["cell_type"] == "markdown"):
         text = "".join(cell["source"])
         assert sum("\u4e00" <= ch <= "\u9fff" for ch in text) > 10, f"zh/{name} cell {cell['id']} is not in Chinese"
+    for cell in (c for c in zh["cells"] if c["cell_type"] == "code"):
+        english = [words for words in comments_and_docstrings("".join(cell["source"]))
+                   if re.search(r"[A-Za-z]{3,} [a-z]{2,}", words) and not re.search(r"[\u4e00-\u9fff]", words)]
+        assert not english, f"zh/{name} cell {cell['id']}: English comments or docstrings {english}"
+
+
+def comments_and_docstrings(source: str) -> list[str]:
+    import ast
+    import io
+    import tokenize
+
+    found = [t.string for t in tokenize.generate_tokens(io.StringIO(source).readline) if t.type == tokenize.COMMENT]
+    return found + [ast.get_docstring(node) for node in ast.walk(ast.parse(source))
+                    if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and ast.get_docstring(node)]
 
 
 def test_chinese_edition_uses_the_chapters_terms():
@@ -70,12 +90,15 @@ def test_notebook_runs(name, lang, tmp_path, monkeypatch):
     monkeypatch.delenv("COURSE_LIB_LANG", raising=False)
     if lang == "zh" and name.startswith("05") and browser_runs_notebook_05():
         pytest.skip("run top to bottom in JupyterLab by tests/test_browser.py")
-    source = NOTEBOOKS / name if lang == "en" else ZH / name
+    source = NOTEBOOKS / name if lang == "en" else with_figure_recorder(ZH / name, tmp_path)
     params = {**SMALL[name]}
     if "RUN_DIR" in source.read_text():
         params["RUN_DIR"] = str(tmp_path / "runs")
     cwd = tmp_path / lang  # Jupyter starts a kernel in its notebook's folder: the widgets read their language there
     nb = execute(source, params, cwd=cwd)
+    if lang == "zh":
+        english = english_left(nb, name[:2], tmp_path / "figures.jsonl")
+        assert not english, f"zh/{name} shows English a learner reads: {english}"
     outputs = [(c.get("id"), o) for c in nb["cells"] for o in c.get("outputs", [])]
     assert not [o for _, o in outputs if o.get("output_type") == "error"]
     assert [o for _, o in outputs if "image/png" in o.get("data", {})], f"{name} drew no figure"
@@ -95,6 +118,20 @@ def test_notebook_runs(name, lang, tmp_path, monkeypatch):
         found = [f["kind"] for f in report["findings"] if f["defect"] or f["lost_work"]]  # what section 6 says it loses
         assert found == ["not-atomic", "sigterm-no-save", "rng"] and report["exit_code"] == 1, found
         assert [f["kind"] for f in report["findings"] if f["lost_work"]] == ["sigterm-no-save"], "lost work, not a defect"
+
+
+def with_figure_recorder(source: Path, tmp_path: Path) -> Path:
+    """A copy of the notebook at ``source`` whose first cell after the parameters records every
+    figure's words into ``tmp_path/figures.jsonl`` (:func:`chinese_outputs.english_left` reads it)."""
+    import nbformat
+
+    nb = nbformat.read(str(source), as_version=4)
+    at = next(i for i, c in enumerate(nb.cells) if "parameters" in c.metadata.get("tags", [])) + 1
+    nb.cells.insert(at, nbformat.v4.new_code_cell(FIGURE_RECORDER.format(path=str(tmp_path / "figures.jsonl"))))
+    copy = tmp_path / "notebook" / source.name
+    copy.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, str(copy))
+    return copy
 
 
 def assert_checks_fail_and_give_nothing_away(nb) -> None:

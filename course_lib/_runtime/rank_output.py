@@ -7,7 +7,9 @@ markers into one ``tqdm`` bar. Both sides of that small protocol live here.
 
 The logs are written in English. Where a person reads them in another language (the Chinese
 edition's notebooks), the parent shows each line through the view set by :func:`set_line_view`
-(the notebooks' translations: ``course_lib.lab.i18n``); the core itself knows no language.
+(the notebooks' translations: ``course_lib.lab.log_lines``); the core itself knows no language.
+The core's other lines for a person (a skipped checkpoint, ``verify``'s and ``advise``'s
+reports) go through the same view: :func:`say`.
 """
 from __future__ import annotations
 
@@ -25,6 +27,16 @@ def set_line_view(view: Callable[[str], str] | None) -> None:
     """Show every rank's line as ``view(line)`` from now on in this process (``None``: as written)."""
     global _view
     _view = view or str
+
+
+def shown(text: str) -> str:
+    """``text`` as a person reads it: through the view (as written unless a notebook set one)."""
+    return _view(text)
+
+
+def say(line: str) -> None:
+    """Print a line for a person, through the view."""
+    print(_view(line))
 
 
 class Reporter:
@@ -66,18 +78,20 @@ class RankOutput:
         if line.startswith(_PROGRESS):
             step, total = map(int, line[len(_PROGRESS):].split())
             if self.bar is None and not self.quiet:
-                self.bar = tqdm(total=total, desc="training steps", initial=step - 1)
+                self.bar = tqdm(total=total, desc=_view("training steps"), initial=step - 1)
             if self.bar is not None:
                 self.bar.update(step - self.bar.n)
             self.step = step
+        elif not self.quiet and self.bar is not None:
+            self.bar.write(_view(line))
         elif not self.quiet:
-            (self.bar.write if self.bar is not None else print)(_view(line))
+            say(line)
 
     def close(self) -> None:
         self.poll()
         for p in self.partial:
             if p and not p.startswith(_PROGRESS) and not self.quiet:
-                print(_view(p))
+                say(p)
         if self.bar is not None:
             self.bar.close()
         for f in self.files:

@@ -247,21 +247,22 @@ def _starts(run_dir: Path, rows: list[dict], tau: float) -> dict[int, float]:
 def format_advice(advice: dict, run_dir: str | Path) -> str:
     c, tau = advice["costs"], advice["costs"]["step_seconds"]
     src = c["sources"]
-    lines = [f"How often to save {run_dir}, if failures come every {_human(advice['mtbf_seconds'])} on average"
-             + (f" and the survivors' save covers {advice['covered']:.0%} of them" if advice["covered"] else ""),
-             "  inputs:",
-             f"    step time            {tau:8.4f} s   {src['step_seconds']}",
-             f"    save blocks the loop {c['save_blocking_seconds']:8.3f} s   {src['save_blocking_seconds']}",
-             f"    save writes          {c['save_write_seconds']:8.3f} s   {src['save_write_seconds']}"
-             + ("  (in the background)" if c["async_save"] else "  (inside the blocking time)"),
-             f"    restart              {c['restart_seconds']:8.2f} s   {src['restart_seconds']}",
-             f"    steps in the run     {c['steps']:8d}",
-             f"  save every {advice['optimum_steps']:,} steps ({_human(advice['optimum_seconds'])} of training): "
-             f"expected loss {advice['expected_lost_share']:.1%} of wall time, "
-             f"{advice['expected_failures']:.1f} failures expected in {_human(advice['expected_wall_seconds'])}",
-             f"    Young 1974 sqrt(2CM): every {advice['young_steps']:,.0f} steps;  Daly 2006: every "
-             f"{advice['daly_steps']:,.0f} steps;  minimum of the exact expectation: "
-             f"every {advice['optimum_steps']:,} steps"]
+    lines = [f"How often to save {run_dir}, if failures come every {_human(advice['mtbf_seconds'])} on average"]
+    if advice["covered"]:
+        lines.append(f"  the survivors' save covers {advice['covered']:.0%} of them")
+    lines += ["  inputs:",
+              f"    step time            {tau:8.4f} s   {src['step_seconds']}",
+              f"    save blocks the loop {c['save_blocking_seconds']:8.3f} s   {src['save_blocking_seconds']}",
+              f"    save writes          {c['save_write_seconds']:8.3f} s   {src['save_write_seconds']}  "
+              f"({'in the background' if c['async_save'] else 'inside the blocking time'})",
+              f"    restart              {c['restart_seconds']:8.2f} s   {src['restart_seconds']}",
+              f"    steps in the run     {c['steps']:8d}",
+              f"  save every {advice['optimum_steps']:,} steps ({_human(advice['optimum_seconds'])} of training): "
+              f"expected loss {advice['expected_lost_share']:.1%} of wall time, "
+              f"{advice['expected_failures']:.1f} failures expected in {_human(advice['expected_wall_seconds'])}",
+              f"    Young 1974 sqrt(2CM): every {advice['young_steps']:,.0f} steps;  Daly 2006: every "
+              f"{advice['daly_steps']:,.0f} steps;  minimum of the exact expectation: "
+              f"every {advice['optimum_steps']:,} steps"]
     if c.get("restart_from_first_start"):
         lines.append("  this run was never interrupted: its restart cost is estimated from its first start "
                      "(launch -> first step); --restart-seconds S overrides it")

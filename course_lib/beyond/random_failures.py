@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from course_lib._runtime.rank_output import shown
 from course_lib.beyond.advisor import advise, expected_wall, measure_costs, replay_wall, simulate_walls
 from course_lib.config import ConfigError, TrainConfig
 from course_lib.ddp.outcome import EXIT_INTERRUPTED
@@ -157,7 +158,7 @@ def interval_study(workdir: str | Path, base: TrainConfig, intervals: list[int] 
         intervals = sorted({min(max(round(advice["optimum_steps"] * f), 1), base.max_steps) for f in factors})
     runs = {k: [] for k in intervals}
     order = [(rep, k) for rep in range(repeats) for k in random.Random(seed + rep).sample(intervals, len(intervals))]
-    for rep, k in tqdm(order, desc="runs through random failures", disable=not progress):
+    for rep, k in tqdm(order, desc=shown("runs through random failures"), disable=not progress):
         cfg = base.replace(run_dir=str(workdir / f"every-{k}-rep{rep}"), save_every_steps=k)
         gap_seed = seed * 1_000_003 + rep
         for attempt in range(1 + DISTURBED_RETRIES):  # noqa: B007 - the same failure times again: only the machine's load differs

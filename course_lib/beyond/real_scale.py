@@ -46,7 +46,7 @@ class LongRun:
         "restart_minutes": Figure(10, "min", "from a failure to training again (find it, reschedule, load)",
                                   "assumed: the paper gives none; it reports over 90% effective training time"),
         "async_blocking_share": Figure(0.03, "", "share of a save that still blocks training when it is written "
-                                       "in the background", f"published for a 340B model (blocking time -97%): {ORBAX}"),
+                                       "in the background (blocking time -97%, published for a 340B model)", ORBAX),
     })
 
     def value(self, name: str) -> float:

@@ -41,6 +41,7 @@ import torch
 
 from course_lib import __version__
 from course_lib._runtime.portability import nice_is_per_thread
+from course_lib._runtime.rank_output import say
 
 FORMAT = 1
 _STEP_DIR = re.compile(r"^step-(\d{8})$")
@@ -293,9 +294,10 @@ def verify(path: str | Path) -> tuple[bool, str]:
     return True, "ok"
 
 
-def latest_valid(run_dir: str | Path, log: Callable[[str], None] | None = print) -> Path | None:
+def latest_valid(run_dir: str | Path, log: Callable[[str], None] | None = say) -> Path | None:
     """The newest checkpoint of ``run_dir`` that verifies, or ``None``; every newer one that does not
-    is reported through ``log``. Notebook 04, §3 and deep-dive B."""
+    is reported through ``log`` (a person reads it: :func:`course_lib._runtime.rank_output.say`).
+    Notebook 04, §3 and deep-dive B."""
     for path in reversed(list_checkpoints(run_dir)):
         ok, reason = verify(path)
         if ok:

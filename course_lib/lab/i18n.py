@@ -359,8 +359,9 @@ LABELS = {
         "从故障发生到重新开始训练（定位故障、重新分配机器、加载检查点）",
     "assumed: the paper gives none; it reports over 90% effective training time":
         "假设：论文没有给出；它只报告有效训练时间超过 90%",
-    "share of a save that still blocks training when it is written in the background":
-        "异步保存时，一次保存中仍会让训练等待的比例",
+    "share of a save that still blocks training when it is written in the background (blocking time -97%, "
+    "published for a 340B model)":
+        "异步保存时，一次保存中仍会让训练等待的比例（等待时间减少 97%，针对一个 340B 模型公开发表）",
     "synchronous save": "同步保存",
     "background save": "异步保存",
     "mean time between failures": "平均故障间隔（MTBF）",
@@ -375,6 +376,21 @@ LABELS = {
     "checkpoint bytes per parameter": "检查点每个参数的字节数",
     "storage writes (TB/s)": "存储写入速度（TB/s）",
     "restart (minutes)": "重启开销（分钟）",
+    # notebook 03, the run's settings (tables.facts of a TrainConfig)
+    "global batch size": "全局批次大小",
+    "warmup steps": "预热步数",
+    "grad clip": "梯度裁剪阈值",
+    "save every steps": "每隔多少步保存",
+    # notebook 04, the figures of a long run (tables.real_scale_figures)
+    "gpus": "GPU 数", "days": "天数", "interruptions": "中断次数", "parameters": "参数量",
+    "bytes per parameter": "每个参数的字节数", "write tb per s": "写入速度", "step seconds": "每步用时",
+    "restart minutes": "重启用时", "async blocking share": "异步保存的等待占比",
+    # notebook 01: near duplicates side by side, the split's leak check
+    "kept": "保留的",
+    "near-duplicate": "近似重复的",
+    "examples": "例子",
+    # notebook 05, deep-dive D
+    "P(positive)": "P(正面)",
 }
 
 

@@ -1,11 +1,13 @@
-"""The ranks' log lines in the Chinese edition: the trainer writes its logs in English (the core
-knows no language, and a log file is read by tools); the notebook shows each line a person reads
-through :func:`chinese_line`, which :func:`show_ranks_in` sets as the view of
-:mod:`course_lib._runtime.rank_output` when the notebook is the Chinese one.
+"""The core's lines in the Chinese edition: the trainer writes its logs in English (the core
+knows no language, and a log file is read by tools), and so do ``verify``, ``advise`` and a
+skipped checkpoint; the notebook shows each line a person reads through :func:`chinese_line`,
+which :func:`show_ranks_in` sets as the view of :mod:`course_lib._runtime.rank_output` (its
+``say``) when the notebook is the Chinese one.
 
-Each entry pairs the English line, as the trainer formats it, with the Chinese one; ``{name}``
-stands for what the line carries (a number, a path), copied as written. A line no entry matches
-is shown as written: the chapter's own ``Rank 0, Epoch [..], Step [..], Loss: ..`` is its code's
+Each entry pairs the English line, as the core formats it, with the Chinese one; ``{name}``
+stands for what the line carries (a number, a path, a reason), itself shown through
+:func:`chinese_line` (a reason has its own entry), else as written. A line no entry matches is
+shown as written: the chapter's own ``Rank 0, Epoch [..], Step [..], Loss: ..`` is its code's
 output, and stays as the chapter prints it.
 """
 from __future__ import annotations
@@ -45,6 +47,58 @@ LINES = {
         "警告：第 {step} 步的中断不会发生：训练在第 {total} 步就结束了",
     "WARNING: kill at step {step} will not fire: this attempt resumes after step {start}; pick a later step":
         "警告：第 {step} 步的中断不会发生：这次启动从第 {start} 步之后续训；请选更晚的一步",
+    "training steps": "训练步数",
+    "runs through random failures": "带随机故障的训练",
+    # notebook 03, "Is the gradient sync working?" (lab.drills.sync_claim, from ddp.consistency's check)
+    "sha256 {digest} on every rank": "每个 Rank 上都是 sha256 {digest}",
+    "rank {a} vs rank {b}: {n} tensor(s) differ": "Rank {a} 与 Rank {b}：{n} 个张量不同",
+    # a checkpoint that does not verify (checkpoint.store: latest_valid, verify; python -m course_lib verify)
+    "skipping checkpoint {name}: {reason}": "跳过检查点 {name}：{reason}",
+    "{name} checksum mismatch (corrupted)": "{name} 的校验和不符（已损坏）",
+    "{name} has {size} bytes, manifest says {expected} (truncated?)":
+        "{name} 有 {size} 字节，清单上写的是 {expected}（被截断了？）",
+    "{name} is missing": "缺少 {name}",
+    "no manifest.json (never committed)": "没有 manifest.json（从未提交）",
+    "files not in the manifest: {extra}": "清单里没有的文件：{extra}",
+    "no checkpoints in {path}": "{path} 里没有检查点",
+    "{name}: valid": "{name}：有效",
+    "{name}: CORRUPT - {reason}": "{name}：已损坏 - {reason}",
+    "{name}: uncommitted (a save that never finished; ignored)": "{name}：未提交（一次没有完成的保存；忽略）",
+    "{valid} valid, {corrupt} corrupt": "{valid} 个有效，{corrupt} 个已损坏",
+    # how often to save (beyond.advisor.format_advice; python -m course_lib advise)
+    "How often to save {run_dir}, if failures come every {mtbf} on average":
+        "{run_dir} 多久保存一次：假设平均每 {mtbf} 发生一次故障",
+    "  the survivors' save covers {covered} of them": "  其中 {covered} 由幸存 Rank 的紧急保存覆盖",
+    "  inputs:": "  输入：",
+    "    step time            {seconds} s   {source}": "    每步用时             {seconds} 秒   {source}",
+    "    save blocks the loop {seconds} s   {source}": "    保存时训练等待       {seconds} 秒   {source}",
+    "    save writes          {seconds} s   {source}  ({where})":
+        "    保存写盘             {seconds} 秒   {source}（{where}）",
+    "    restart              {seconds} s   {source}": "    重启                 {seconds} 秒   {source}",
+    "    steps in the run     {steps}": "    训练总步数           {steps}",
+    "  save every {k} steps ({every} of training): expected loss {share} of wall time, {failures} failures "
+    "expected in {wall}":
+        "  每 {k} 步保存一次（相当于 {every} 的训练）：预计浪费总用时的 {share}，{wall} 内预计发生 {failures} 次故障",
+    "    Young 1974 sqrt(2CM): every {young} steps;  Daly 2006: every {daly} steps;  minimum of the exact "
+    "expectation: every {best} steps":
+        "    Young 1974 sqrt(2CM)：每 {young} 步；Daly 2006：每 {daly} 步；精确期望的最小值：每 {best} 步",
+    "  this run was never interrupted: its restart cost is estimated from its first start (launch -> first "
+    "step); --restart-seconds S overrides it":
+        "  这次训练从未中断：重启的开销按它第一次启动估算（启动 -> 第一步）；可以用 --restart-seconds S 指定",
+    "  the interval is as long as the run ({steps} steps): save at the end only, or plan a longer run with "
+    "--steps": "  保存间隔和整次训练一样长（{steps} 步）：只在最后保存，或者用 --steps 规划一次更长的训练",
+    "  this run saved every {k} steps: expected loss {share}": "  这次训练每 {k} 步保存一次：预计浪费 {share}",
+    "in the background": "在后台进行",
+    "inside the blocking time": "包含在等待时间内",
+    "given": "指定值",
+    "median of {n} step-to-step gaps without a save (metrics/rank0.jsonl)":
+        "{n} 个不含保存的相邻步间隔的中位数（metrics/rank0.jsonl）",
+    "median of {count} (TensorBoard {tag})": "{count}的中位数（TensorBoard {tag}）",
+    "median of {count}: launch -> first step of work (add your scheduler's delay)":
+        "{count}的中位数：启动 -> 第一个干活的步（还要加上调度器的等待）",
+    "{n} saves": "{n} 次保存", "{n} save": "{n} 次保存", "{n} restarts": "{n} 次重启", "{n} restart": "{n} 次重启",
+    "estimated from the first start (launch -> first step of work): the run was never interrupted; add your "
+    "scheduler's delay": "按第一次启动估算（启动 -> 第一个干活的步）：这次训练从未中断；还要加上调度器的等待",
 }
 
 
@@ -57,11 +111,11 @@ PATTERNS = [(_pattern(en), zh) for en, zh in LINES.items()]
 
 
 def chinese_line(line: str) -> str:
-    """``line`` in Chinese when it is one of the trainer's :data:`LINES`, else as written."""
+    """``line`` in Chinese when it is one of the core's :data:`LINES` (what it carries too), else as written."""
     for pattern, zh in PATTERNS:
         m = pattern.match(line)
         if m:
-            return zh.format(**m.groupdict())
+            return zh.format(**{name: chinese_line(value) for name, value in m.groupdict().items()})
     return line
 
 

@@ -25,6 +25,7 @@ from course_lib.data.tokenization import encode_texts
 from course_lib.ddp.launch import RunInterrupted
 from course_lib.ddp.outcome import EXIT_PREEMPTED
 from course_lib.lab.i18n import resolve, tr
+from course_lib.lab.log_lines import chinese_line
 from course_lib.predict import load_classifier
 from course_lib.watch.monitor import ledger_ranks, read_attempts, read_jsonl, read_ledger
 
@@ -100,13 +101,11 @@ PIECES = {
     "manifest.json": ("sha256 + size of every file, step, world size, versions",
                       "proves the checkpoint is complete and undamaged", False),
 }
+
+
 def checkpoint_files(path: str | Path, lang: str | None = None) -> pd.DataFrame:
     """One row per file of a checkpoint: size, what it holds, why a resume needs it, and
     whether the chapter's three-item checkpoint has it (notebook 04, "What a checkpoint holds")."""
-    import pandas as pd
-
-    from course_lib.lab.i18n import resolve, tr
-
     lang = resolve(lang)
     rows = []
     for f in sorted(Path(path).iterdir()):
@@ -197,7 +196,7 @@ def sync_claim(result: dict, share: float = 0.2, lang: str | None = None) -> pd.
                for r, (e, late) in early_late.items()},
             tr("ranks apart at the end", lang): round(max(lates) - min(lates), 3),
             tr("parameters identical on every rank?", lang): tr("yes" if run["parameters_agree"] else "NO", lang),
-            tr("the check at the end says", lang): run["check"]}
+            tr("the check at the end says", lang): chinese_line(run["check"]) if lang == "zh" else run["check"]}
     return pd.DataFrame.from_dict(rows, orient="index")
 
 
@@ -225,7 +224,7 @@ def predict_table(run_dir: str | Path, reviews: dict[str, str], lang: str | None
     lang = resolve(lang)
     answers = load_classifier(run_dir).predict(list(reviews))
     rows = [{tr("review", lang): text, tr("truth", lang): tr(truth, lang), tr("model", lang): tr(p["label"], lang),
-             "P(positive)": p["positive"], tr("right?", lang): tr("yes" if p["label"] == truth else "NO", lang)}
+             tr("P(positive)", lang): p["positive"], tr("right?", lang): tr("yes" if p["label"] == truth else "NO", lang)}
             for (text, truth), p in zip(reviews.items(), answers)]
     return pd.DataFrame(rows).set_index(tr("review", lang))
 
@@ -315,7 +314,8 @@ def interruption(err: RunInterrupted, lang: str | None = None) -> str:
               lang, rank=err.rank, how=how, step=err.step, checkpoint=err.checkpoint or tr("none", lang))
 
 
-def pair_table(texts: list[str], pairs: list[tuple[int, int, float]], n: int = 3, chars: int = 400) -> str:
+def pair_table(texts: list[str], pairs: list[tuple[int, int, float]], n: int = 3, chars: int = 400,
+               lang: str | None = None) -> str:
     """HTML: the first ``n`` near-duplicate pairs side by side, the words only one of the two
     has struck or marked (notebook 01, "Near duplicates")."""
     rows = []
@@ -328,7 +328,9 @@ def pair_table(texts: list[str], pairs: list[tuple[int, int, float]], n: int = 3
             right.append(wb if op == "equal" else f"<ins style='background:#dfd'>{wb}</ins>")
         rows.append(f"<tr><td style='vertical-align:top'><b>#{i}</b> {' '.join(left)}</td>"
                     f"<td style='vertical-align:top'><b>#{j}</b> {' '.join(right)}</td><td>{score:.2f}</td></tr>")
-    return ("<table><tr><th>kept</th><th>near-duplicate</th><th>Jaccard</th></tr>" + "".join(rows) + "</table>")
+    lang = resolve(lang)
+    return (f"<table><tr><th>{tr('kept', lang)}</th><th>{tr('near-duplicate', lang)}</th><th>Jaccard</th></tr>"
+            + "".join(rows) + "</table>")
 
 
 def real_scale_figures(run=None, lang: str | None = None) -> pd.DataFrame:
@@ -337,7 +339,7 @@ def real_scale_figures(run=None, lang: str | None = None) -> pd.DataFrame:
     from course_lib.beyond.real_scale import LongRun
 
     lang, run = resolve(lang), run or LongRun()
-    rows = {name: {tr("value", lang): f"{f.value:,.0f} {f.unit}".strip() if f.value >= 100 else
+    rows = {_label(name, lang): {tr("value", lang): f"{f.value:,.0f} {f.unit}".strip() if f.value >= 100 else
                    f"{f.value:g} {f.unit}".strip(),
                    tr("what", lang): tr(f.what, lang),
                    tr("published or assumed", lang): f.source if not f.source.startswith("assumed") else
