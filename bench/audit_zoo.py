@@ -1,5 +1,5 @@
 """The audit at its default settings on every script of the zoo (tests/audit_zoo/), on the kit's
-own trainer and on the chapter's loop: each one's verdict, the kinds it found, its faults and
+own trainer and on the kit's reconstruction of the chapter's loop: each one's verdict, the kinds it found, its faults and
 how long the audit took on this machine. The correct scripts and the kit's trainer are audited
 with 20 faults (in runs of 10), the rest with the defaults (8 faults, 2 a run). Writes
 ``bench/results/audit_zoo.json``.

@@ -375,7 +375,7 @@ SECTIONS = [("Station 1 · near-duplicate detection", "near_dup", near_dup),
             ("Stations 1-5 · the main job", "pipeline", pipeline),
             ("The README's two commands and CI, on fresh clones", "kit_commands", kit_commands),
             ("The audit · what watching a script costs", "audit_overhead", audit_overhead),
-            ("The audit · the zoo, the kit's trainer and the chapter's loop", "audit_zoo", audit_zoo),
+            ("The audit · the zoo, the kit's trainer and the reconstruction of the chapter's loop", "audit_zoo", audit_zoo),
             ("The audit · the scorecard: the field's scripts as their docs teach them", "scorecard", scorecard),
             ("GPU check (`bench/gpu_check.py`)", "gpu_check", gpu)]
 

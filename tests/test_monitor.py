@@ -1,3 +1,5 @@
+import time
+
 from course_lib.watch.monitor import Ledger, TensorBoardLogger, fill_ledger_gap, read_ledger, read_scalars
 
 
@@ -25,6 +27,9 @@ def test_tensorboard_written_and_read_back(tmp_path):
     for step in range(1, 6):
         tb.scalars(step, **{"train/loss": 1.0 / step, "train/lr": 0.1})
     tb.close()
+    # TensorBoard reads a folder's event files in name order: whole seconds, host, pid, then a counter
+    # of writers that sorts as text ("10" before "9"); a resumed attempt starts seconds later
+    time.sleep(1.02 - time.time() % 1)
     tb2 = TensorBoardLogger(tmp_path, enabled=True)  # a resumed attempt rewrites step 5
     tb2.scalars(5, **{"train/loss": 9.0})
     tb2.close()

@@ -382,7 +382,7 @@ LABELS = {
     "grad clip": "梯度裁剪阈值",
     "save every steps": "每隔多少步保存",
     # notebook 04, the figures of a long run (tables.real_scale_figures)
-    "gpus": "GPU 数", "days": "天数", "interruptions": "中断次数", "parameters": "参数量",
+    "gpus": "GPU 数", "days": "天数", "interruptions": "中断次数",
     "bytes per parameter": "每个参数的字节数", "write tb per s": "写入速度", "step seconds": "每步用时",
     "restart minutes": "重启用时", "async blocking share": "异步保存的等待占比",
     # notebook 01: near duplicates side by side, the split's leak check

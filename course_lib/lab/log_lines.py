@@ -88,17 +88,17 @@ LINES = {
     "  the interval is as long as the run ({steps} steps): save at the end only, or plan a longer run with "
     "--steps": "  保存间隔和整次训练一样长（{steps} 步）：只在最后保存，或者用 --steps 规划一次更长的训练",
     "  this run saved every {k} steps: expected loss {share}": "  这次训练每 {k} 步保存一次：预计浪费 {share}",
-    "in the background": "在后台进行",
+    "in the background": "异步写盘",
     "inside the blocking time": "包含在等待时间内",
     "given": "指定值",
     "median of {n} step-to-step gaps without a save (metrics/rank0.jsonl)":
         "{n} 个不含保存的相邻步间隔的中位数（metrics/rank0.jsonl）",
     "median of {count} (TensorBoard {tag})": "{count}的中位数（TensorBoard {tag}）",
     "median of {count}: launch -> first step of work (add your scheduler's delay)":
-        "{count}的中位数：启动 -> 第一个干活的步（还要加上调度器的等待）",
+        "{count}的中位数：启动 -> 第一个干活的步（还要加上集群调度系统的排队时间）",
     "{n} saves": "{n} 次保存", "{n} save": "{n} 次保存", "{n} restarts": "{n} 次重启", "{n} restart": "{n} 次重启",
     "estimated from the first start (launch -> first step of work): the run was never interrupted; add your "
-    "scheduler's delay": "按第一次启动估算（启动 -> 第一个干活的步）：这次训练从未中断；还要加上调度器的等待",
+    "scheduler's delay": "按第一次启动估算（启动 -> 第一个干活的步）：这次训练从未中断；还要加上集群调度系统的排队时间",
 }
 
 
