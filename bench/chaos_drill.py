@@ -8,13 +8,56 @@ save the last finished step when a peer dies (so a single-rank SIGKILL should co
     python bench/chaos_drill.py [--kills 20] [--train-limit 1200]
 """
 import argparse
+import random
+import shutil
 import statistics
+import sys
 import tempfile
+import time
+from pathlib import Path
 
-from common import write
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import write  # noqa: E402
 
-from course_lib.config import TrainConfig
-from course_lib.lab.drills import chaos_drill
+from course_lib.checkpoint.faults import fired_kills  # noqa: E402
+from course_lib.config import TrainConfig  # noqa: E402
+from course_lib.lab.drills import ensure_reference, interrupt_and_resume  # noqa: E402
+from course_lib.watch.compare import compare_runs  # noqa: E402
+from course_lib.watch.monitor import read_ledger  # noqa: E402
+
+
+def chaos_drill(workdir: str | Path, base: TrainConfig, kills: int = 20, seed: int = 0,
+                kills_per_run: tuple[int, ...] = (1, 2, 3)) -> list[dict]:
+    """``kills`` real kills at random steps, modes and ranks, spread over runs that are each
+    killed 1, 2 or 3 times (``kills_per_run``, in turn), each resumed automatically after every
+    kill and compared with the uninterrupted run."""
+    rng = random.Random(seed)
+    workdir = Path(workdir)
+    ref = ensure_reference(base.replace(run_dir=str(workdir / "reference")))
+    total = read_ledger(ref, 0)[-1]["step"]
+    results, done, i = [], 0, 0
+    while done < kills:
+        n = min(kills_per_run[i % len(kills_per_run)], kills - done)
+        steps = sorted(rng.sample(range(2, total + 1), n))
+        modes = [rng.choice(("sigkill", "sigterm", "during-save")) for _ in steps]
+        ranks = [rng.randrange(base.world_size) for _ in steps]
+        cfg = base.replace(run_dir=str(workdir / f"run-{i:02d}"))
+        t0 = time.perf_counter()
+        r = interrupt_and_resume(cfg, steps, modes, kill_rank=ranks)
+        c = compare_runs(ref, cfg.run_dir)
+        first = r["restart_to_first_step_seconds"]
+        fired = {k["attempt"]: k["mode"] for k in fired_kills(cfg.run_dir)}
+        results.append({"run": i, "steps": steps, "modes": modes, "ranks": ranks, "kills": r["kills"],
+                        "redone_per_kill": [{"mode": fired.get(a), "redone": n} for a, n in r["redone_by_attempt"].items()
+                                            if a in fired],
+                        "identical": c["identical"], "resumed_from": r["resumed_from"], "steps_redone": r["steps_redone"],
+                        "resume_call_seconds": (None if r["resume_call_seconds"] is None
+                                                else round(r["resume_call_seconds"], 2)),
+                        "restart_to_first_step_seconds": None if first is None else round(first, 2),
+                        "seconds": round(time.perf_counter() - t0, 1)})
+        shutil.rmtree(cfg.run_dir, ignore_errors=True)
+        done, i = done + n, i + 1
+    return results
 
 
 def main():

@@ -2,7 +2,7 @@
 
 Each notebook is executed top to bottom in a fresh kernel (``course_lib.lab.edition.execute``, the
 same as the HTML edition), cut at its ``##`` headings, and each part gets its measured run
-time and an estimated reading time (``course_lib.lab.edition.read_seconds``: prose at 180 English
+time and an estimated reading time (:func:`read_seconds`: prose at 180 English
 words or 300 Chinese characters a minute, 3 s a line of code or of printed text, 20 s a table or
 figure). Writes
 ``bench/results/notebook_times.json``; ``python tools/chapter_map.py`` puts the numbers into
@@ -17,15 +17,82 @@ them) and runs its notebooks in order; ``--warm`` keeps the machine's cache.
 import argparse
 import json
 import os
+import re
 import shutil
+import sys
 import tempfile
 import time
+from datetime import datetime
+from pathlib import Path
 
 import nbformat
-from common import RESULTS, write
 from nbclient.exceptions import CellExecutionError
 
-from course_lib.lab import edition
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import RESULTS, write  # noqa: E402
+
+from course_lib.lab import edition  # noqa: E402
+
+
+def _when(stamp: str) -> datetime:
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+
+
+def _seconds(cell) -> float:
+    """A cell's run time, from the timestamps nbclient records in its metadata."""
+    timing = cell.get("metadata", {}).get("execution", {})
+    start, end = timing.get("iopub.execute_input"), timing.get("shell.execute_reply")
+    return (_when(end) - _when(start)).total_seconds() if start and end else 0.0
+
+
+SECTION = re.compile(r"^##\s+(.*)$", re.M)
+OPTIONAL = ("Optional deep-dive", "选读")
+
+
+def printed_lines(cell) -> int:
+    """Lines a code cell printed (its stdout: printed source, a run's log lines), which the learner
+    reads like code; progress bars (stderr) and pictures are not lines."""
+    text = "".join("".join(o.get("text", "")) for o in cell.get("outputs", [])
+                   if o.get("output_type") == "stream" and o.get("name") == "stdout")
+    return len([line for line in text.splitlines() if line.strip()])
+
+
+def sections(nb) -> list[dict]:
+    """The notebook cut at its ``##`` headings: each part's title, whether it is optional, its
+    run time (seconds, from the executed cells) and what there is to read (prose words or
+    Chinese characters, code lines and printed lines, pictures and tables shown)."""
+    parts = [{"title": "(opening)", "optional": False, "run_seconds": 0.0, "words": 0, "cjk": 0, "code_lines": 0,
+              "printed_lines": 0, "outputs": 0}]
+    for cell in nb.cells:
+        text = "".join(cell.source) if isinstance(cell.source, list) else cell.source
+        if cell.cell_type == "markdown":
+            m = SECTION.search(text)
+            if m:
+                title = m.group(1).strip()
+                parts.append({"title": title, "optional": title.startswith(OPTIONAL), "run_seconds": 0.0,
+                              "words": 0, "cjk": 0, "code_lines": 0, "printed_lines": 0, "outputs": 0})
+            cjk = sum("\u4e00" <= ch <= "\u9fff" for ch in text)
+            parts[-1]["cjk"] += cjk
+            parts[-1]["words"] += len(re.sub(r"[\u4e00-\u9fff]", " ", text).split())
+        else:
+            parts[-1]["run_seconds"] += _seconds(cell)
+            parts[-1]["code_lines"] += len([line for line in text.splitlines() if line.strip()])
+            parts[-1]["printed_lines"] += printed_lines(cell)
+            parts[-1]["outputs"] += sum(o.get("output_type") in ("display_data", "execute_result")
+                                        for o in cell.get("outputs", []))
+    return parts
+
+
+# reading pace used for the headers' times: prose, code, and a look at each table or figure
+WORDS_PER_MINUTE, CJK_PER_MINUTE, SECONDS_PER_CODE_LINE, SECONDS_PER_OUTPUT = 180, 300, 3, 20
+
+
+def read_seconds(part: dict) -> float:
+    """Estimated reading time of a part: prose at 180 English words or 300 Chinese characters a
+    minute, 3 s per line of code or of printed text, 20 s to look at each table or figure it shows."""
+    return (60 * part["words"] / WORDS_PER_MINUTE + 60 * part["cjk"] / CJK_PER_MINUTE
+            + SECONDS_PER_CODE_LINE * (part["code_lines"] + part["printed_lines"])
+            + SECONDS_PER_OUTPUT * part["outputs"])
 
 
 def main() -> None:
@@ -52,11 +119,11 @@ def main() -> None:
             failed.append(f"{lang}/{path.name}: {str(err).strip().splitlines()[-1][:200]}")
             continue
         nbformat.write(nb, str(cwd / path.name))  # the executed copy, to read what each cell printed
-        parts = [{**p, "read_seconds": round(edition.read_seconds(p), 1), "run_seconds": round(p["run_seconds"], 1)}
-                 for p in edition.sections(nb)]
+        parts = [{**p, "read_seconds": round(read_seconds(p), 1), "run_seconds": round(p["run_seconds"], 1)}
+                 for p in sections(nb)]
         result[lang][path.name] = {"parts": parts, "wall_seconds": round(time.perf_counter() - t0, 1)}
         print(f"{lang}/{path.name}: {result[lang][path.name]['wall_seconds']} s", flush=True)
-    method = " ".join(edition.read_seconds.__doc__.split())  # the whole sentence, not its first line
+    method = " ".join(read_seconds.__doc__.split())  # the whole sentence, not its first line
     for folder in caches.values():
         shutil.rmtree(folder, ignore_errors=True)
     write("notebook_times", {"notebooks": result, "method": method, "cache": "warm" if a.warm else "cold"})

@@ -3,7 +3,7 @@ and the time from restart to the first resumed step read from the ledgers."""
 import pytest
 from helpers import small_cfg
 
-from course_lib.lab.drills import chaos_drill
+from bench.chaos_drill import chaos_drill
 
 
 @pytest.mark.slow

@@ -3,6 +3,7 @@ outputs and figures embedded; the per-section times the headers quote; no refere
 it, unless it is the teacher's edition."""
 import pytest
 
+from bench import notebook_times
 from course_lib.lab import edition
 
 SOLUTION_LINE = "start += size - overlap"  # a line of 01.chunk's reference solution
@@ -47,24 +48,24 @@ def test_a_notebook_becomes_a_readable_html_page(tmp_path):
     assert "one call away" in _text(page) and SOLUTION_LINE not in _text(page) and "def chunk_words" not in _text(page)
     assert "0%|" not in page and "100%|" not in page  # no frozen progress bar
     assert "01_small" in index.read_text(encoding="utf-8")
-    parts = edition.sections(__import__("nbformat").read(str(tmp_path / "ed" / "work" / "en" / "01_small.ipynb"), 4))
+    parts = notebook_times.sections(__import__("nbformat").read(str(tmp_path / "ed" / "work" / "en" / "01_small.ipynb"), 4))
     assert [p["title"] for p in parts] == ["(opening)", "1. A figure and a bar", "Optional deep-dive A · More"]
     assert [p["optional"] for p in parts] == [False, False, True]
-    assert sum(p["run_seconds"] for p in parts) > 0 and all(edition.read_seconds(p) >= 0 for p in parts)
+    assert sum(p["run_seconds"] for p in parts) > 0 and all(notebook_times.read_seconds(p) >= 0 for p in parts)
     assert [p["printed_lines"] for p in parts] == [0, 2, 1]  # "counted to 3" and the solution notice; "6"
 
 
 def test_reading_time_counts_words_characters_code_printed_lines_and_outputs():
     en = {"words": 180, "cjk": 0, "code_lines": 10, "printed_lines": 5, "outputs": 1}
     zh = {"words": 0, "cjk": 300, "code_lines": 0, "printed_lines": 0, "outputs": 0}
-    assert edition.read_seconds(en) == 60 + 30 + 15 + 20 and edition.read_seconds(zh) == 60
+    assert notebook_times.read_seconds(en) == 60 + 30 + 15 + 20 and notebook_times.read_seconds(zh) == 60
 
 
 def test_printed_source_is_read_and_a_progress_bar_is_not():
     cell = {"outputs": [{"output_type": "stream", "name": "stdout", "text": "def train():\n    pass\n\nRank 0\n"},
                         {"output_type": "stream", "name": "stderr", "text": "100%|##########| 3/3\n"},
                         {"output_type": "display_data", "data": {"image/png": ""}}]}
-    assert edition.printed_lines(cell) == 3
+    assert notebook_times.printed_lines(cell) == 3
 
 
 def test_unknown_edition_or_notebook_is_a_clear_error():

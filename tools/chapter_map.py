@@ -6,7 +6,7 @@
 Generated blocks sit between marker comments, so the prose around them stays hand-written:
 
 * ``<!-- chapter-map:start -->`` ... ``<!-- chapter-map:end -->`` in each notebook's first cell
-  (both editions): "the chapter says -> where you see it here", from ``course_lib.lab.chapter.CLAIMS``;
+  (both editions): "the chapter says -> where you see it here", from ``tools/chapter.py``'s ``CLAIMS``;
 * ``<!-- times:start -->`` ... ``<!-- times:end -->`` there too: read and run time of the core
   path, the exercises and each optional section, from ``bench/results/notebook_times.json``
   (``python -m bench notebook_times``);
@@ -24,7 +24,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from course_lib.lab import chapter  # noqa: E402
+import chapter  # noqa: E402  (beside this file)
 
 TIMES = REPO / "bench" / "results" / "notebook_times.json"
 

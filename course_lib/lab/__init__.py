@@ -1,5 +1,5 @@
 """What the notebooks show: widgets, plots, tables, the translations of the Chinese edition, the
-drills and the scaling lab, the chapter map. Built on the core and :mod:`course_lib.beyond`; no
+drills and the scaling lab. Built on the core and :mod:`course_lib.beyond`; no
 training code lives here.
 
 Importing it in a notebook of the Chinese edition shows the ranks' log lines in Chinese

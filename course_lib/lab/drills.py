@@ -6,14 +6,12 @@ resume-mode study and the chaos drill in ``bench/`` are loops over it.
 from __future__ import annotations
 
 import json
-import random
 import re
 import shutil
 import time
 from pathlib import Path
 
 from course_lib.beyond import launch
-from course_lib.checkpoint.faults import fired_kills
 from course_lib.config import ConfigError, TrainConfig
 from course_lib.ddp.launch import RankFailed, RunInterrupted
 from course_lib.lab import references
@@ -164,40 +162,6 @@ def world_size_study(workdir: str | Path, base: TrainConfig, world_sizes=(1, 2, 
     table = comparisons(rows, lang)
     table.index = pd.MultiIndex.from_tuples(rows, names=[tr("reduction", lang), tr("ranks vs {n}", lang, n=world_sizes[0])])
     return table[table.columns[:3]]
-
-
-def chaos_drill(workdir: str | Path, base: TrainConfig, kills: int = 20, seed: int = 0,
-                kills_per_run: tuple[int, ...] = (1, 2, 3)) -> list[dict]:
-    """``kills`` real kills at random steps, modes and ranks, spread over runs that are each
-    killed 1, 2 or 3 times (``kills_per_run``, in turn), each resumed automatically after every
-    kill and compared with the uninterrupted run."""
-    rng = random.Random(seed)
-    workdir = Path(workdir)
-    ref = ensure_reference(base.replace(run_dir=str(workdir / "reference")))
-    total = read_ledger(ref, 0)[-1]["step"]
-    results, done, i = [], 0, 0
-    while done < kills:
-        n = min(kills_per_run[i % len(kills_per_run)], kills - done)
-        steps = sorted(rng.sample(range(2, total + 1), n))
-        modes = [rng.choice(("sigkill", "sigterm", "during-save")) for _ in steps]
-        ranks = [rng.randrange(base.world_size) for _ in steps]
-        cfg = base.replace(run_dir=str(workdir / f"run-{i:02d}"))
-        t0 = time.perf_counter()
-        r = interrupt_and_resume(cfg, steps, modes, kill_rank=ranks)
-        c = compare_runs(ref, cfg.run_dir)
-        first = r["restart_to_first_step_seconds"]
-        fired = {k["attempt"]: k["mode"] for k in fired_kills(cfg.run_dir)}
-        results.append({"run": i, "steps": steps, "modes": modes, "ranks": ranks, "kills": r["kills"],
-                        "redone_per_kill": [{"mode": fired.get(a), "redone": n} for a, n in r["redone_by_attempt"].items()
-                                            if a in fired],
-                        "identical": c["identical"], "resumed_from": r["resumed_from"], "steps_redone": r["steps_redone"],
-                        "resume_call_seconds": (None if r["resume_call_seconds"] is None
-                                                else round(r["resume_call_seconds"], 2)),
-                        "restart_to_first_step_seconds": None if first is None else round(first, 2),
-                        "seconds": round(time.perf_counter() - t0, 1)})
-        shutil.rmtree(cfg.run_dir, ignore_errors=True)
-        done, i = done + n, i + 1
-    return results
 
 
 def damage(path: str | Path, how: str = "flip") -> Path:

@@ -1,7 +1,7 @@
 """Executed editions: every notebook run top to bottom, offline, and written out as HTML with
 its outputs and figures, so a learner on a phone or a teacher preparing slides can read what
-each cell produces without running anything. The same execution gives the per-section run
-times that the notebooks' headers quote (``bench/notebook_times.py``).
+each cell produces without running anything. ``bench/notebook_times.py`` times the notebooks
+through the same :func:`execute` (the per-section times the notebooks' headers quote).
 
 ``python -m course_lib edition --out editions`` runs both editions with the committed defaults
 (the real thing: about half an hour on 2 cores); ``--small`` runs the tests' small parameters
@@ -20,7 +20,6 @@ import html
 import os
 import re
 import time
-from datetime import datetime
 from pathlib import Path
 
 from course_lib.config import ConfigError
@@ -98,67 +97,6 @@ def execute(path: Path, parameters: dict | None = None, cwd: Path | None = None,
         if backend is not None:
             os.environ["MPLBACKEND"] = backend
     return nb
-
-
-def _when(stamp: str) -> datetime:
-    return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-
-
-def _seconds(cell) -> float:
-    """A cell's run time, from the timestamps nbclient records in its metadata."""
-    timing = cell.get("metadata", {}).get("execution", {})
-    start, end = timing.get("iopub.execute_input"), timing.get("shell.execute_reply")
-    return (_when(end) - _when(start)).total_seconds() if start and end else 0.0
-
-
-SECTION = re.compile(r"^##\s+(.*)$", re.M)
-OPTIONAL = ("Optional deep-dive", "选读")
-
-
-def printed_lines(cell) -> int:
-    """Lines a code cell printed (its stdout: printed source, a run's log lines), which the learner
-    reads like code; progress bars (stderr) and pictures are not lines."""
-    text = "".join("".join(o.get("text", "")) for o in cell.get("outputs", [])
-                   if o.get("output_type") == "stream" and o.get("name") == "stdout")
-    return len([line for line in text.splitlines() if line.strip()])
-
-
-def sections(nb) -> list[dict]:
-    """The notebook cut at its ``##`` headings: each part's title, whether it is optional, its
-    run time (seconds, from the executed cells) and what there is to read (prose words or
-    Chinese characters, code lines and printed lines, pictures and tables shown)."""
-    parts = [{"title": "(opening)", "optional": False, "run_seconds": 0.0, "words": 0, "cjk": 0, "code_lines": 0,
-              "printed_lines": 0, "outputs": 0}]
-    for cell in nb.cells:
-        text = "".join(cell.source) if isinstance(cell.source, list) else cell.source
-        if cell.cell_type == "markdown":
-            m = SECTION.search(text)
-            if m:
-                title = m.group(1).strip()
-                parts.append({"title": title, "optional": title.startswith(OPTIONAL), "run_seconds": 0.0,
-                              "words": 0, "cjk": 0, "code_lines": 0, "printed_lines": 0, "outputs": 0})
-            cjk = sum("\u4e00" <= ch <= "\u9fff" for ch in text)
-            parts[-1]["cjk"] += cjk
-            parts[-1]["words"] += len(re.sub(r"[\u4e00-\u9fff]", " ", text).split())
-        else:
-            parts[-1]["run_seconds"] += _seconds(cell)
-            parts[-1]["code_lines"] += len([line for line in text.splitlines() if line.strip()])
-            parts[-1]["printed_lines"] += printed_lines(cell)
-            parts[-1]["outputs"] += sum(o.get("output_type") in ("display_data", "execute_result")
-                                        for o in cell.get("outputs", []))
-    return parts
-
-
-# reading pace used for the headers' times: prose, code, and a look at each table or figure
-WORDS_PER_MINUTE, CJK_PER_MINUTE, SECONDS_PER_CODE_LINE, SECONDS_PER_OUTPUT = 180, 300, 3, 20
-
-
-def read_seconds(part: dict) -> float:
-    """Estimated reading time of a part: prose at 180 English words or 300 Chinese characters a
-    minute, 3 s per line of code or of printed text, 20 s to look at each table or figure it shows."""
-    return (60 * part["words"] / WORDS_PER_MINUTE + 60 * part["cjk"] / CJK_PER_MINUTE
-            + SECONDS_PER_CODE_LINE * (part["code_lines"] + part["printed_lines"])
-            + SECONDS_PER_OUTPUT * part["outputs"])
 
 
 WIDGET = "application/vnd.jupyter.widget-view+json"

@@ -41,7 +41,7 @@ def allreduce_table(model: str = "bag", world_size: int = 2, vocab_size: int = 3
             "seconds": {link: allreduce_seconds(n, world_size, bw) for link, bw in LINKS_GBIT.items()}}
 
 
-def _samples_per_s(run_dir: str | Path, skip: int) -> list[float]:
+def samples_per_s(run_dir: str | Path, skip: int) -> list[float]:
     """samples/s of every step after the first ``skip`` (warm-up)."""
     return [v for s, v in read_scalars(run_dir)["train/samples_per_s"] if s > skip]
 
@@ -107,7 +107,7 @@ def measure_scaling(workdir: str | Path = "runs/scaling", model: str = "bag", st
             run_dir = Path(workdir) / f"round-{r + 1}" / name.replace(" ", "_").replace(",", "")
             launch(TrainConfig(run_dir=str(run_dir), world_size=ranks, threads_per_rank=threads,
                                global_batch_size=batch, **base), quiet=True)
-            mine = _samples_per_s(run_dir, skip)
+            mine = samples_per_s(run_dir, skip)
             rates[name] += mine
             per_round[name].append(statistics.median(mine))
     out = {name: statistics.median(v) for name, v in rates.items()}
@@ -118,24 +118,6 @@ def measure_scaling(workdir: str | Path = "runs/scaling", model: str = "bag", st
             "step_seconds_2_ranks": {"compute": compute, "communication + sync": max(0.0, step_2 - compute)},
             "per_round_samples_per_s": per_round, "rounds": rounds, "steps": steps, "model": model,
             "ledger_rows": len(read_ledger(Path(workdir) / "round-1" / "2_ranks_x_1_thread", 0))}
-
-
-def reduction_cost(workdir: str | Path = "runs/reduction", model: str = "bag", steps: int = 30, rounds: int = 2,
-                   train_limit: int = 4000, global_batch_size: int = 64, skip: int = 3, **overrides) -> dict:
-    """samples/s of 2 ranks x 1 thread with DDP's all-reduce and with the invariant reduction,
-    in turns (``rounds`` times each), and their ratio: what bit-identity on any world size costs."""
-    base = dict(model=model, max_steps=steps, train_limit=train_limit, save_every_steps=0, log_every=10_000,
-                eval_limit=64, epochs=1, world_size=2, threads_per_rank=1, global_batch_size=global_batch_size,
-                **overrides)
-    rates: dict[str, list[float]] = {"ddp": [], "invariant": []}
-    for r in range(rounds):
-        for reduction in rates:
-            run_dir = Path(workdir) / f"round-{r + 1}" / reduction
-            launch(TrainConfig(run_dir=str(run_dir), reduction=reduction, **base), quiet=True)
-            rates[reduction] += _samples_per_s(run_dir, skip)
-    out = {k: statistics.median(v) for k, v in rates.items()}
-    return {"samples_per_s": out, "invariant_vs_ddp": out["invariant"] / out["ddp"], "rounds": rounds, "steps": steps,
-            "model": model, "global_batch_size": global_batch_size}
 
 
 def step_anatomy(model: str = "bag", batch_size: int = 32, max_length: int = 256, threads: int = 1,
