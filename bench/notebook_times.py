@@ -46,6 +46,7 @@ def _seconds(cell) -> float:
 
 
 SECTION = re.compile(r"^##\s+(.*)$", re.M)
+FOLDED = re.compile(r"<details>.*?</details>", re.S)
 OPTIONAL = ("Optional deep-dive", "选读")
 
 
@@ -66,6 +67,7 @@ def sections(nb) -> list[dict]:
     for cell in nb.cells:
         text = "".join(cell.source) if isinstance(cell.source, list) else cell.source
         if cell.cell_type == "markdown":
+            text = FOLDED.sub("", text)  # read only by whoever opens it, as an optional section
             m = SECTION.search(text)
             if m:
                 title = m.group(1).strip()
@@ -89,7 +91,8 @@ WORDS_PER_MINUTE, CJK_PER_MINUTE, SECONDS_PER_CODE_LINE, SECONDS_PER_OUTPUT = 18
 
 def read_seconds(part: dict) -> float:
     """Estimated reading time of a part: prose at 180 English words or 300 Chinese characters a
-    minute, 3 s per line of code or of printed text, 20 s to look at each table or figure it shows."""
+    minute (folded text, a <details> block, not counted: it is read by whoever opens it), 3 s per
+    line of code or of printed text, 20 s to look at each table or figure it shows."""
     return (60 * part["words"] / WORDS_PER_MINUTE + 60 * part["cjk"] / CJK_PER_MINUTE
             + SECONDS_PER_CODE_LINE * (part["code_lines"] + part["printed_lines"])
             + SECONDS_PER_OUTPUT * part["outputs"])

@@ -320,6 +320,8 @@ def _quoted_numbers() -> dict[str, str]:
         f"{per_rank_32(scaling):.2f}": "bench/results/scaling.json, bag at 32 reviews per rank (section 3's setting)",
         f"{TrainConfig().global_batch_size}": "the global batch the scaling benchmark fixes",
         f"{scaling['minilm_16']['speedup_2x1_vs_1x1']:.1f}": "bench/results/scaling.json, minilm",
+        f"{scaling['bag']['step_seconds_2_ranks']['compute']:.3f}": "scaling.json, a 2-rank bag step's compute",
+        f"{scaling['allreduce']['bag']['seconds']['1 GbE']:.2f}": "scaling.json, bag's all-reduce over 1 GbE",
         f"{study['mtbf_seconds']}": "bench/results/save_interval.json, its MTBF",
         f"{often}": "save_interval.json, most often",
         f"{walls[often]:.1f}": "save_interval.json", f"{best}": "save_interval.json, the optimum",

@@ -64,7 +64,7 @@ def times_block(parts: list[dict] | None, lang: str) -> str:
     ex = [p for p in parts if kind_of(p["title"]) == "exercises"]
     optional = [p for p in parts if kind_of(p["title"]) == "optional"]
     if zh:
-        lines = [f"**用时**（双核机器、默认参数实测；阅读按每分钟 300 字、每行代码 3 秒估计）：核心路径约 "
+        lines = [f"**用时**（双核机器、默认参数实测；阅读按每分钟 300 字、每行代码或输出 3 秒估计）：核心路径约 "
                  f"{minutes(read)} 分钟阅读 + {minutes(run)} 分钟运行"]
         if ex:  # their check cells ran on empty answers here: a real check's time is in docs/exercises.md
             lines.append(f"练习与自测约 {minutes(sum(p['read_seconds'] for p in ex))} 分钟阅读，另加写代码的时间")
@@ -72,8 +72,8 @@ def times_block(parts: list[dict] | None, lang: str) -> str:
             lines.append("选读（阅读 + 运行，分钟）" + "，".join(f"{letter(p)} {minutes(p['read_seconds'])} + "
                                                           f"{minutes(p['run_seconds'])}" for p in optional))
         return "；".join(lines) + "。"
-    lines = [f"**Time** (2 cores, the defaults; reading at 180 words a minute and 3 s a line of code): core path about "
-             f"{minutes(read)} min to read + {minutes(run)} min to run"]
+    lines = [f"**Time** (2 cores, the defaults; reading at 180 words a minute, 3 s a line of code or of printed output): "
+             f"core path about {minutes(read)} min to read + {minutes(run)} min to run"]
     if ex:  # their check cells ran on empty answers here: a real check's time is in docs/exercises.md
         lines.append(f"exercises and quiz about {minutes(sum(p['read_seconds'] for p in ex))} min to read, plus your code")
     if optional:

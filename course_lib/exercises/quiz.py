@@ -159,22 +159,24 @@ QUESTIONS: dict[str, list[tuple[tuple[str, str], list[Option]]]] = {
           wrong("2,048: each rank trains on all of them", "2,048 条：每个 Rank 都把全部影评训练一遍",
                 "DistributedSampler gives each rank a disjoint half; no review is seen twice in an epoch.",
                 "DistributedSampler 给每个 Rank 不重叠的一半；一个 epoch 里没有影评被看两次。")]),
-        (("In section 3 the 2-rank run was not twice as fast as the 1-rank run. What does a 2-rank step add?",
-          "第 3 节里 2 个 Rank 的训练没有比 1 个 Rank 快一倍。2 个 Rank 的一步多了什么？"),
-         [right("the exchange of the whole gradient, every step", "每一步都要交换整个梯度",
-                "The all-reduce sends and receives every parameter's gradient whatever the batch; for this small model "
-                "that costs about as much as the computing. With 32 reviews per rank, as in section 3, the timings of "
-                "bench/results/scaling.json give 0.90x; with the global batch fixed at 64 it reports 0.52x, and 2.1x "
-                "for the compute-bound minilm.",
-                "all-reduce 不论批次大小，都要收发每个参数的梯度；对这个小模型，它和计算本身差不多一样费时。"
-                "像第 3 节那样每个 Rank 32 条时，按 bench/results/scaling.json 的实测是 0.90 倍；全局批次固定为 64 时，"
-                "它记录的是 0.52 倍，计算密集的 minilm 是 2.1 倍。"),
-          wrong("a second, harder share of the data", "第二份数据，比第一份更难学",
-                "Both shares come from the same shuffled order; throughput counts samples, not how hard they are.",
-                "两份数据来自同一个打乱顺序；吞吐数的是样本数，与难易无关。"),
-          wrong("a copy of the whole dataset on each rank", "每个 Rank 都要复制一份完整的数据集",
-                "Each rank reads its share from the same cached file once; no copy is made at each step.",
-                "每个 Rank 只从同一个缓存文件读一次自己的那份，每一步都不复制数据。")]),
+        (("Section 6's table: one all-reduce of bag's gradient over 1 GbE takes about 0.17 s. What does that mean "
+          "for 2 ranks on two machines joined by 1 GbE?",
+          "第 6 节的表：走 1 GbE，bag 的梯度做一次 all-reduce 约要 0.17 秒。对两台机器、走 1 GbE 的 2 个 Rank，"
+          "这意味着什么？"),
+         [right("each step waits for the exchange far longer than it computes", "每一步等交换梯度的时间远比计算长",
+                "A 2-rank bag step computes for about 0.017 s (bench/results/scaling.json), and the whole gradient is "
+                "exchanged on top of it, every step. Even on one machine 2 ranks trained at 0.90x the speed of 1 there "
+                "(32 reviews per rank); the compute-bound minilm reached 2.1x.",
+                "bag 的一个 2 Rank 步计算约 0.017 秒（bench/results/scaling.json），每一步还要另外交换整个梯度。"
+                "即使在同一台机器上，那里 2 个 Rank 的速度也只有 1 个 Rank 的 0.90 倍（每个 Rank 32 条）；"
+                "计算密集的 minilm 达到 2.1 倍。"),
+          wrong("nothing: the exchange hides behind the backward pass", "没什么影响：交换梯度藏在反向传播的时间里",
+                "DDP overlaps the all-reduce with the backward pass only as far as the backward lasts; an exchange "
+                "that takes far longer than the whole step cannot hide behind it.",
+                "DDP 只能在反向传播进行的那段时间里同时做 all-reduce；比整个一步还长得多的交换藏不住。"),
+          wrong("each step gets cheaper, since every rank computes half", "每一步更省了，因为每个 Rank 只算一半",
+                "Half the batch halves the computing, not the exchange: every rank still sends and receives the "
+                "whole gradient.", "批次减半，计算减半，交换却不减：每个 Rank 仍要收发整个梯度。")]),
         (("Both ranks' losses fell together and stayed close. What does that prove?",
           "两个 Rank 的损失同步下降、数值接近。这证明了什么？"),
          [right("not yet that the ranks hold the same model", "还证明不了各 Rank 持有同一个模型",
@@ -187,19 +189,18 @@ QUESTIONS: dict[str, list[tuple[tuple[str, str], list[Option]]]] = {
           wrong("that every rank's parameters are identical", "每个 Rank 的参数都逐位相同",
                 "The losses cannot show it: section 5's unsynchronised ranks had close losses and different models.",
                 "损失看不出这一点：第 5 节里没有同步的 Rank 损失接近，模型却不同。")]),
-        (("Section 5 trained rank 1 on random labels. Where did it show?",
-          "第 5 节让 Rank 1 用随机标签训练。从哪里看出来的？"),
-         [right("in rank 1's loss, which stayed near guessing", "Rank 1 的损失停在瞎猜的水平",
-                "DDP keeps the parameters identical, so nothing crashes and the check at the end passes; only that "
-                "rank's loss tells, and its ledger lists the reviews it trained on.",
-                "DDP 让参数保持一致，所以什么都不会崩溃，结束时的核对也能通过；只有这个 Rank 的损失露馅，它的训练账本"
-                "还记着它训练了哪些影评。"),
-          wrong("in a crash at the first step of the run", "训练在第一步就崩溃了",
-                "Random labels are valid data: every step runs, every rank takes its optimizer step.",
-                "随机标签也是合法的数据：每一步都照常运行，每个 Rank 都照常更新参数。"),
-          wrong("in parameters that differed across the ranks", "到最后各 Rank 的参数出现了不同",
-                "DDP averages every rank's gradient, so all ranks take the same step and stay identical, bad data or "
-                "not.", "DDP 对所有 Rank 的梯度求平均，所以不论数据好坏，各 Rank 都做同样的更新，参数始终一致。")]),
+        (("Section 2's template saves model_epoch_10.pth and writes TensorBoard. Which rank does that?",
+          "第 2 节的模板代码保存 model_epoch_10.pth、写 TensorBoard。是哪个 Rank 做的？"),
+         [right("rank 0 alone: both sit under if rank == 0", "只有 Rank 0：两处都在 if rank == 0 之下",
+                "DDP keeps every rank's copy identical, so one copy is enough to save; rank 0 writes it and the log, "
+                "the others only train.",
+                "DDP 让每个 Rank 的副本一致，存一份就够了；由 Rank 0 写检查点和日志，其他 Rank 只管训练。"),
+          wrong("every rank, each into a file of its own", "每个 Rank 都存，各写各的文件",
+                "The template's save sits under if rank == 0: one file per save, whatever the world size.",
+                "模板代码的保存放在 if rank == 0 下面：不论进程总数多少，每次只存一个文件。"),
+          wrong("the rank that finishes its epoch last", "最后一个跑完这个 epoch 的 Rank",
+                "The order in which ranks finish plays no part; the code names rank 0.",
+                "各 Rank 谁先跑完无关紧要；代码里写明的是 Rank 0。")]),
         (("In section 6's static group of two nodes, one worker fails. What happens to the job?",
           "第 6 节两个节点的固定通信组里，一个工作进程出了故障。作业会怎样？"),
          [right("it ends: a static group cannot re-form", "作业结束：固定通信组无法重组",

@@ -381,6 +381,8 @@ LABELS = {
     "warmup steps": "预热步数",
     "grad clip": "梯度裁剪阈值",
     "save every steps": "每隔多少步保存",
+    # notebook 03, one all-reduce over each link (scaling.allreduce_frame)
+    "where": "在哪里", "inside one machine": "同一台机器内", "between machines": "机器之间", "link": "链路",
     # notebook 04, the figures of a long run (tables.real_scale_figures)
     "gpus": "GPU 数", "days": "天数", "interruptions": "中断次数",
     "bytes per parameter": "每个参数的字节数", "write tb per s": "写入速度", "step seconds": "每步用时",

@@ -48,6 +48,7 @@ LINES = {
     "WARNING: kill at step {step} will not fire: this attempt resumes after step {start}; pick a later step":
         "警告：第 {step} 步的中断不会发生：这次启动从第 {start} 步之后续训；请选更晚的一步",
     "training steps": "训练步数",
+    "... (the epochs between: every line in {path}/rank*.log)": "……（中间各个 epoch 的每一行都在 {path}/rank*.log 里）",
     "runs through random failures": "带随机故障的训练",
     # notebook 03, "Is the gradient sync working?" (lab.drills.sync_claim, from ddp.consistency's check)
     "sha256 {digest} on every rank": "每个 Rank 上都是 sha256 {digest}",

@@ -46,21 +46,27 @@ def samples_per_s(run_dir: str | Path, skip: int) -> list[float]:
     return [v for s, v in read_scalars(run_dir)["train/samples_per_s"] if s > skip]
 
 
+def _seconds(value: float) -> str:
+    """Two significant digits, written out in full (0.000023 s, not 2.3e-05 s)."""
+    return f"{float(f'{value:.2g}'):.6f}".rstrip("0") + " s"
+
+
 def allreduce_frame(models=("bag", "minilm"), world_size: int = 2, lang: str | None = None):
-    """:func:`allreduce_table` of each model as one table: parameters, gradient size, and the
-    seconds one all-reduce takes over each link. Used in notebook 03 (optional deep-dive B)."""
+    """The seconds one all-reduce of each model's gradient takes over each link (computed from the
+    link's rate: :func:`allreduce_table`), a row a link, slowest first, with where such a link is.
+    Used in notebook 03 (§6)."""
     import pandas as pd
 
     from course_lib.lab.i18n import resolve, tr
 
     lang = resolve(lang)
-    rows = {}
-    for model in models:
-        t = allreduce_table(model, world_size)
-        rows[model] = {tr("parameter count", lang): f"{t['parameters']:,}",
-                       tr("gradient MB", lang): round(t["gradient_mb"], 1),
-                       **{f"{link} (s)": f"{sec:.3g}" for link, sec in t["seconds"].items()}}
-    return pd.DataFrame.from_dict(rows, orient="index")
+    tables = {model: allreduce_table(model, world_size) for model in models}
+    rows = {link: {tr("where", lang): tr("inside one machine" if link.startswith("NVLink") else "between machines", lang),
+                   **{f"{model} ({t['gradient_mb']:.1f} MB)": _seconds(t["seconds"][link]) for model, t in tables.items()}}
+            for link in LINKS_GBIT}
+    frame = pd.DataFrame.from_dict(rows, orient="index")
+    frame.index.name = tr("link", lang)
+    return frame
 
 
 def ledger_samples_per_s(run_dir: str | Path, skip: int = 2) -> float:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import sys
 import time
 from dataclasses import dataclass, field
@@ -89,16 +90,33 @@ class BookRun:
 
 
 class _BookTail(RankOutput):
-    """The ranks' lines as they come; with ``show="epochs"`` only each epoch's first and last
-    step (the chapter's own excerpt) and every line that is not a step line."""
+    """The ranks' lines as they come; with ``show="epochs"`` the chapter's own excerpt, shortened:
+    the first and last step of the run's first epoch and of the plan's last one, one line saying
+    where the others are, and every line that is not a step line."""
 
-    def __init__(self, log_dir: Path, world_size: int, show: str, steps_per_epoch: int):
+    def __init__(self, log_dir: Path, world_size: int, show: str, steps_per_epoch: int, epochs: int):
         super().__init__(log_dir, world_size, quiet=show == "none")
-        self.show, self.keep = show, (f"Step [1/{steps_per_epoch}]", f"Step [{steps_per_epoch}/{steps_per_epoch}]")
+        self.show, self.log_dir, self.first = show, log_dir, None
+        self.keep = (f"Step [1/{steps_per_epoch}]", f"Step [{steps_per_epoch}/{steps_per_epoch}]")
+        self.last = f"Epoch [{epochs}/{epochs}]"
+        self.left_out, self.said = 0, False
 
     def _show(self, line: str) -> None:
-        if self.show == "all" or "Step [" not in line or any(k in line for k in self.keep):
-            super()._show(line)
+        epoch = re.search(r"Epoch \[\d+/", line)
+        if self.show == "all" or "Step [" not in line or not epoch:
+            return super()._show(line)
+        self.first = self.first or epoch.group(0)
+        if not any(k in line for k in self.keep):
+            return None
+        if epoch.group(0) == self.first:
+            return super()._show(line)
+        if self.last in line:
+            if self.left_out and not self.said:  # once, where the lines left out end
+                super()._show(f"... (the epochs between: every line in {self.log_dir}/rank*.log)")
+                self.said = True
+            return super()._show(line)
+        self.left_out += 1
+        return None
 
 
 def _worker(settings: BookSettings):
@@ -201,7 +219,8 @@ def run_book(run_dir: str | Path, epochs: int = 10, save_interval: int = 10, kil
     epoch: K = 185 is step 9 of epoch 12). ``kill_during_save=N``: rank 0 is SIGKILLed half-way
     through writing ``model_epoch_N.pth``. ``resume``: a checkpoint file (a name in ``run_dir``
     or a path) for the book's ``resume_training``; the run continues in ``run_dir``, without it
-    ``run_dir`` starts afresh. ``show``: ``"epochs"`` (each epoch's first and last step lines),
+    ``run_dir`` starts afresh. ``show``: ``"epochs"`` (the first and last step lines of the first
+    epoch and of the last),
     ``"all"`` or ``"none"``; every line is in ``DIR/logs/rank{R}.log``. ``threads_per_rank``:
     intra-op threads of each rank (default: the cores shared out; 1 makes a rank one "card").
     ``embed_dim``: the bag model's width (8 is a third of the time a step: the tests' size).
@@ -251,7 +270,7 @@ def run_ranks(settings: BookSettings, world_size: int, show: str = "none", steps
     :class:`TimeoutError` raised."""
     run_dir = Path(settings.run_dir)
     (run_dir / "logs").mkdir(parents=True, exist_ok=True)
-    tail = _BookTail(run_dir / "logs", world_size, show, steps_per_epoch)
+    tail = _BookTail(run_dir / "logs", world_size, show, steps_per_epoch, settings.epochs)
     ctx = start_ranks(_spawned, (world_size, settings, free_port(), threads_per_rank), world_size, start_method)
     try:
         end = join_ranks(ctx, tail.poll, timeout=timeout)
