@@ -47,6 +47,7 @@ def _seconds(cell) -> float:
 
 SECTION = re.compile(r"^##\s+(.*)$", re.M)
 FOLDED = re.compile(r"<details>.*?</details>", re.S)
+PROGRESS = re.compile(r"\d+%\|")  # tqdm's bar, as a widget's text
 OPTIONAL = ("Optional deep-dive", "选读")
 
 
@@ -81,7 +82,8 @@ def sections(nb) -> list[dict]:
             parts[-1]["code_lines"] += len([line for line in text.splitlines() if line.strip()])
             parts[-1]["printed_lines"] += printed_lines(cell)
             parts[-1]["outputs"] += sum(o.get("output_type") in ("display_data", "execute_result")
-                                        for o in cell.get("outputs", []))
+                                        and not PROGRESS.search(o.get("data", {}).get("text/plain", ""))
+                                        for o in cell.get("outputs", []))  # a progress bar is no table or figure
     return parts
 
 
@@ -92,7 +94,7 @@ WORDS_PER_MINUTE, CJK_PER_MINUTE, SECONDS_PER_CODE_LINE, SECONDS_PER_OUTPUT = 18
 def read_seconds(part: dict) -> float:
     """Estimated reading time of a part: prose at 180 English words or 300 Chinese characters a
     minute (folded text, a <details> block, not counted: it is read by whoever opens it), 3 s per
-    line of code or of printed text, 20 s to look at each table or figure it shows."""
+    line of code or of printed text, 20 s to look at each table or figure it shows (a progress bar is neither)."""
     return (60 * part["words"] / WORDS_PER_MINUTE + 60 * part["cjk"] / CJK_PER_MINUTE
             + SECONDS_PER_CODE_LINE * (part["code_lines"] + part["printed_lines"])
             + SECONDS_PER_OUTPUT * part["outputs"])
