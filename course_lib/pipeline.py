@@ -37,7 +37,7 @@ def pipeline_config(run_dir: str = "runs/pipeline", quick: bool = False, **overr
 def run_pipeline(run_dir: str = "runs/pipeline", quick: bool = False, interrupt: bool = True,
                  quiet: bool = False, **overrides) -> dict:
     """The main job (``python -m course_lib pipeline``): every station on IMDB, through a real kill. Used in
-    notebook 05 (§5)."""
+    notebook 05 (§4)."""
     t0 = time.perf_counter()
     cfg = pipeline_config(run_dir, quick, **overrides)
     disposable_run_dir(run_dir)  # refused if it holds anything a run does not write: never wipe your files
@@ -99,7 +99,7 @@ def run_pipeline(run_dir: str = "runs/pipeline", quick: bool = False, interrupt:
 
 
 def report_table(summary: dict, lang: str | None = None):
-    """The main job's report (``summary["pipeline"]``) as one table a learner reads. Used in notebook 05 (§5)."""
+    """The main job's report (``summary["pipeline"]``) as one table a learner reads. Used in notebook 05 (§4)."""
     from course_lib.lab.tables import facts
 
     lang = resolve(lang)

@@ -1,5 +1,5 @@
 """The kit's own trainer, audited like any script: exact over real faults (its command line,
-unchanged). The kit's reconstruction of the chapter's loop is audited by notebook 05's section 6, and tests/test_notebooks.py
+unchanged). The kit's reconstruction of the chapter's loop is audited by notebook 05's section 5, and tests/test_notebooks.py
 checks that it names the three losses the notebook says it has."""
 import sys
 

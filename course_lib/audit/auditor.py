@@ -77,7 +77,7 @@ def audit(command: list[str], resume_command: list[str] | None = None, out: str 
     """Audit ``command`` (a list of arguments, ``{run}`` where the run's folder goes); the
     keyword settings are :class:`Settings`'. Writes ``out/report.json`` and ``out/report.txt``;
     returns the :class:`Report`. Raises :class:`AuditError` for a command that cannot be audited.
-    Linux only (the process boundary: :mod:`course_lib.audit.supervisor`). Used in notebook 05 (§6)."""
+    Linux only (the process boundary: :mod:`course_lib.audit.supervisor`). Used in notebook 05 (§5)."""
     check_platform()
     auditor = _Audit(_checked(command, "command"), _checked(resume_command, "--resume-command"),
                      _fresh(Path(out)), Settings(**settings))

@@ -166,7 +166,7 @@ def finding_line(finding, lang: str) -> tuple[str, str]:
 
 def audit_findings(report: Report, lang: str | None = None) -> pd.DataFrame:
     """What the audit found, in the order to fix it: each finding, after how many faults it was
-    seen, its fix. Notebook 05, §6."""
+    seen, its fix. Notebook 05, §5."""
     lang = resolve(lang)
     rows = []
     for f in report.findings:
@@ -179,7 +179,7 @@ def audit_findings(report: Report, lang: str | None = None) -> pd.DataFrame:
 
 
 def audit_verdict(report: Report, lang: str | None = None) -> str:
-    """The audit's verdict in one line (its exit code: 0 only when exact). Notebook 05, §6."""
+    """The audit's verdict in one line (its exit code: 0 only when exact). Notebook 05, §5."""
     if resolve(lang) != "zh":
         return report.verdict
     if report.nondeterminism:

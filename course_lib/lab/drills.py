@@ -48,7 +48,7 @@ def interrupt_and_resume(cfg: TrainConfig, kill_at_step: int | list[int], kill_m
                          kill_rank: int | list[int] | None = None, resume_mode: str = "full",
                          resume_world_size: int | None = None, on_start=None) -> dict:
     """Train ``cfg`` with real kills (one per step in ``kill_at_step``), resuming automatically
-    after each, until the run finishes; report what happened. Used in notebook 05 (§5)."""
+    after each, until the run finishes; report what happened. Used in notebook 05 (optional deep-dive A)."""
     shutil.rmtree(cfg.run_dir, ignore_errors=True)
     planned = cfg.replace(kill_at_step=kill_at_step, kill_mode=kill_mode,
                           kill_rank=cfg.world_size - 1 if kill_rank is None else kill_rank)

@@ -77,7 +77,7 @@ def comparisons(results: dict[str, dict], lang: str | None = None, index: str = 
 
 def reading(result: dict, lang: str | None = None) -> str:
     """The comparison in one line: ``identical: yes`` or ``identical: no; first divergent step: 22``.
-    Used in notebook 05 (§5)."""
+    Used in notebook 05 (optional deep-dives)."""
     lang = resolve(lang)
     line = f"{tr('identical?', lang)} {_value(result['identical'], lang)}"
     if not result["identical"]:

@@ -1,6 +1,6 @@
 """The reconstruction of the chapter's loop as a script, started the chapter's way:
 ``torch.multiprocessing.spawn`` of :func:`course_lib.textbook.book.train` on two ranks, gloo on
-loopback. It is what ``audit`` runs to judge it (notebook 05, §6); ``--resume auto`` is the
+loopback. It is what ``audit`` runs to judge it (notebook 05, §5); ``--resume auto`` is the
 chapter's resume from the newest ``model_epoch_N.pth`` (newest by its number: the
 reconstruction's choice, where the chapter names the file; :data:`course_lib.textbook.DEVIATIONS`).
 
