@@ -164,7 +164,7 @@ def test_chinese_notebook_05_and_the_lab_in_jupyterlab(chromium, lab_server, tmp
     acceptance = page.locator(".jp-OutputArea-output table", has_text=tr("loss after it", "zh"))  # drills.acceptance_table
     verdicts = [t.strip() for t in acceptance.locator("td").all_inner_texts()]
     assert verdicts.count(tr("passes", "zh")) >= 1 and tr("fails", "zh") not in verdicts, verdicts
-    # the core lab (section 4): the first widget box with the lab's Run button (deep-dive A shows the advanced one)
+    # the lab (deep-dive A): the first widget box with the lab's Run button (the advanced one follows it)
     lab = page.locator(".jp-OutputArea-output .widget-vbox").filter(
         has=page.locator("button.jupyter-button", has_text=tr("Run", "zh"))).filter(has_text=tr("kill at step", "zh")).first
     lab.wait_for(timeout=30_000)

@@ -161,14 +161,14 @@ QUESTIONS: dict[str, list[tuple[tuple[str, str], list[Option]]]] = {
                 "DistributedSampler 给每个 Rank 不重叠的一半；一个 epoch 里没有影评被看两次。")]),
         (("Section 6's table: one all-reduce of bag's gradient over 1 GbE takes about 0.17 s. What does that mean "
           "for 2 ranks on two machines joined by 1 GbE?",
-          "第 6 节的表：走 1 GbE，bag 的梯度做一次 all-reduce 约要 0.17 秒。对两台机器、走 1 GbE 的 2 个 Rank，"
+          "第 6 节的表：走 1 GbE，bag 的梯度做一次 all-reduce 约要 0.17 秒。如果 2 个 Rank 分在两个节点上、之间走 1 GbE，"
           "这意味着什么？"),
          [right("each step waits for the exchange far longer than it computes", "每一步等交换梯度的时间远比计算长",
                 "A 2-rank bag step computes for about 0.017 s (bench/results/scaling.json), and the whole gradient is "
                 "exchanged on top of it, every step. Even on one machine 2 ranks trained at 0.90x the speed of 1 there "
                 "(32 reviews per rank); the compute-bound minilm reached 2.1x.",
-                "bag 的一个 2 Rank 步计算约 0.017 秒（bench/results/scaling.json），每一步还要另外交换整个梯度。"
-                "即使在同一台机器上，那里 2 个 Rank 的速度也只有 1 个 Rank 的 0.90 倍（每个 Rank 32 条）；"
+                "2 个 Rank 跑 bag 时，一步的计算约 0.017 秒（bench/results/scaling.json），每一步还要另外交换整个梯度。"
+                "即使在同一个节点上，这份测试里 2 个 Rank 的速度也只有 1 个 Rank 的 0.90 倍（每个 Rank 32 条）；"
                 "计算密集的 minilm 达到 2.1 倍。"),
           wrong("nothing: the exchange hides behind the backward pass", "没什么影响：交换梯度藏在反向传播的时间里",
                 "DDP overlaps the all-reduce with the backward pass only as far as the backward lasts; an exchange "
@@ -194,7 +194,7 @@ QUESTIONS: dict[str, list[tuple[tuple[str, str], list[Option]]]] = {
          [right("rank 0 alone: both sit under if rank == 0", "只有 Rank 0：两处都在 if rank == 0 之下",
                 "DDP keeps every rank's copy identical, so one copy is enough to save; rank 0 writes it and the log, "
                 "the others only train.",
-                "DDP 让每个 Rank 的副本一致，存一份就够了；由 Rank 0 写检查点和日志，其他 Rank 只管训练。"),
+                "DDP 让每个 Rank 的副本一致，存一份就够了；由 Rank 0 写检查点和 TensorBoard 事件文件，其他 Rank 只管训练。"),
           wrong("every rank, each into a file of its own", "每个 Rank 都存，各写各的文件",
                 "The template's save sits under if rank == 0: one file per save, whatever the world size.",
                 "模板代码的保存放在 if rank == 0 下面：不论进程总数多少，每次只存一个文件。"),

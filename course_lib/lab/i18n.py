@@ -382,14 +382,14 @@ LABELS = {
     "grad clip": "梯度裁剪阈值",
     "save every steps": "每隔多少步保存",
     # notebook 03, one all-reduce over each link (scaling.allreduce_frame)
-    "where": "在哪里", "inside one machine": "同一台机器内", "between machines": "机器之间", "link": "链路",
+    "where": "位置", "inside one machine": "同一节点内", "between machines": "节点之间", "link": "链路",
     # notebook 04, the figures of a long run (tables.real_scale_figures)
     "gpus": "GPU 数", "days": "天数", "interruptions": "中断次数",
     "bytes per parameter": "每个参数的字节数", "write tb per s": "写入速度", "step seconds": "每步用时",
-    "restart minutes": "重启用时", "async blocking share": "异步保存的等待占比",
+    "restart minutes": "重启开销", "async blocking share": "异步保存的等待占比",
     # notebook 01: near duplicates side by side, the split's leak check
-    "kept": "保留的",
-    "near-duplicate": "近似重复的",
+    "kept": "保留的影评",
+    "near-duplicate": "与之近似重复的影评",
     "examples": "例子",
     # notebook 05, deep-dive D
     "P(positive)": "P(正面)",

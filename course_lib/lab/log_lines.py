@@ -24,7 +24,7 @@ LINES = {
         "从 {source} 续训：第 {epoch} 个 epoch，第 {step} 步，续训方式 {mode}，最后的损失 {loss}",
     "NOTE: a {saved}-rank checkpoint resumed on {w} rank(s) with the {reduction} reduction: the run continues "
     "bit-identically.":
-        "注意：{saved} 个 Rank 保存的检查点在 {w} 个 Rank 上续训（归约方式 {reduction}）：训练逐位相同地继续。",
+        "注意：{saved} 个 Rank 保存的检查点在 {w} 个 Rank 上续训（归约方式 {reduction}）：训练继续，结果逐位相同。",
     "NOTE: the learning-rate schedule was planned for {before} steps and now runs to {after}: its linear decay is "
     "stretched to end at step {end}, so the next step uses lr {lr} (as planned: {planned}). Steps up to the "
     "checkpoint are unchanged. To extend bit-identically to a run planned that long, give both the same "
@@ -38,15 +38,16 @@ LINES = {
         "Rank {rank}：第 {step} 步的检查点没有保存（{err}）；上一个检查点保留",
     "Rank {rank}: a peer is gone ({err}); emergency checkpoint {name} of the last finished step saved, exiting for "
     "--resume auto":
-        "Rank {rank}：有一个 Rank 不在了（{err}）；最后一个完成的步已存为紧急检查点 {name}，退出，之后用 --resume auto 续训",
+        "Rank {rank}：有一个 Rank 已经失联（{err}）；最后一个完成的步已存为紧急检查点 {name}，退出，"
+        "之后用 --resume auto 续训",
     "The group re-formed in-process on {w} rank(s) ({reason}), {s} s after it noticed; step {step} next":
-        "通信组在进程内重新组成，共 {w} 个 Rank（{reason}），发现后 {s} 秒；下一步是第 {step} 步",
+        "通信组在进程内重组为 {w} 个 Rank（{reason}），距发现问题 {s} 秒；下一步是第 {step} 步",
     "kill at step {step} (rank {rank}, {mode}) already fired in an earlier attempt; it does not fire again":
-        "第 {step} 步的中断（Rank {rank}，{mode}）在之前的某次启动中已经发生；不会再发生",
+        "第 {step} 步的中断（Rank {rank}，{mode}）在之前的某次启动中已经触发过；不会再次触发",
     "WARNING: kill at step {step} will not fire: the run ends at step {total}":
-        "警告：第 {step} 步的中断不会发生：训练在第 {total} 步就结束了",
+        "警告：第 {step} 步的中断不会触发：训练在第 {total} 步就结束了",
     "WARNING: kill at step {step} will not fire: this attempt resumes after step {start}; pick a later step":
-        "警告：第 {step} 步的中断不会发生：这次启动从第 {start} 步之后续训；请选更晚的一步",
+        "警告：第 {step} 步的中断不会触发：这次启动从第 {start} 步之后续训；请选更晚的一步",
     "training steps": "训练步数",
     "... (the epochs between: every line in {path}/rank*.log)": "……（中间各个 epoch 的每一行都在 {path}/rank*.log 里）",
     "runs through random failures": "带随机故障的训练",
@@ -82,7 +83,7 @@ LINES = {
         "  每 {k} 步保存一次（相当于 {every} 的训练）：预计浪费总用时的 {share}，{wall} 内预计发生 {failures} 次故障",
     "    Young 1974 sqrt(2CM): every {young} steps;  Daly 2006: every {daly} steps;  minimum of the exact "
     "expectation: every {best} steps":
-        "    Young 1974 sqrt(2CM)：每 {young} 步；Daly 2006：每 {daly} 步；精确期望的最小值：每 {best} 步",
+        "    Young 1974 sqrt(2CM)：每 {young} 步；Daly 2006：每 {daly} 步；使精确期望最小的间隔：每 {best} 步",
     "  this run was never interrupted: its restart cost is estimated from its first start (launch -> first "
     "step); --restart-seconds S overrides it":
         "  这次训练从未中断：重启的开销按它第一次启动估算（启动 -> 第一步）；可以用 --restart-seconds S 指定",
@@ -96,10 +97,10 @@ LINES = {
         "{n} 个不含保存的相邻步间隔的中位数（metrics/rank0.jsonl）",
     "median of {count} (TensorBoard {tag})": "{count}的中位数（TensorBoard {tag}）",
     "median of {count}: launch -> first step of work (add your scheduler's delay)":
-        "{count}的中位数：启动 -> 第一个干活的步（还要加上集群调度系统的排队时间）",
+        "{count}的中位数：启动 -> 第一个真正训练的步（还要加上集群调度系统的排队时间）",
     "{n} saves": "{n} 次保存", "{n} save": "{n} 次保存", "{n} restarts": "{n} 次重启", "{n} restart": "{n} 次重启",
     "estimated from the first start (launch -> first step of work): the run was never interrupted; add your "
-    "scheduler's delay": "按第一次启动估算（启动 -> 第一个干活的步）：这次训练从未中断；还要加上集群调度系统的排队时间",
+    "scheduler's delay": "按第一次启动估算（启动 -> 第一个真正训练的步）：这次训练从未中断；还要加上集群调度系统的排队时间",
 }
 
 
