@@ -77,3 +77,19 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         terminalreporter.line(f"{r['learner']:<16} {r['exercise']:<11} {'PASS' if r['passed'] else 'FAIL'}  {first}")
     path = write_summary(rows, config.getoption("--exercises-json"))
     terminalreporter.line(f"summary: {path}")
+
+
+# ---------------------------------------------------------------- the longest tests first
+# seconds each took in the full suite on two workers (--durations, 2026-12-05): started first, they
+# leave the short ones to fill the end of both workers' queues (--dist loadgroup hands out tests in
+# this order), so no worker ends alone on a long one
+LONGEST = {"test_browser.py::": 130, "test_notebook_runs[05": 100, "correct_spawn_ddp": 55, "test_elastic.py::": 45,
+           "correct_torchrun_ddp": 40, "test_audit_kit.py::": 40, "test_notebook_runs[04": 35,
+           "test_notebook_runs[03": 30, "test_audit_zoo.py::test_a_": 20, "correct_one_process": 18}
+
+
+def pytest_collection_modifyitems(config, items):
+    def weight(item) -> int:
+        return max((s for key, s in LONGEST.items() if key in item.nodeid), default=0)
+
+    items.sort(key=weight, reverse=True)  # stable: the rest keep their order

@@ -31,7 +31,7 @@ SMALL = {
     "02_tokenization.ipynb": {"N_REVIEWS": 600, "OWN_VOCAB": 1000, "SMALL_VOCAB": 1000},
     "03_ddp_launch.ipynb": {"BOOK_EPOCHS": 2, "TRAIN_LIMIT": 1200, "EPOCHS": 1, "SCALING_STEPS": 6, "EMBED_DIM": 8},
     "04_monitoring_checkpoints.ipynb": {"BOOK_EPOCHS": 4, "SAVE_INTERVAL": 2, "TRAIN_LIMIT": 1200, "SAVE_EVERY": 5,
-                                        "START_TENSORBOARD": False, "DRILL_STEPS": 80, "DRILL_MTBF": 10.0, "EMBED_DIM": 8,
+                                        "START_TENSORBOARD": False, "DRILL_STEPS": 40, "DRILL_MTBF": 10.0, "EMBED_DIM": 8,
                                         "DRILL_INTERVALS": [20]},
     "05_interruption_resume.ipynb": {"BOOK_EPOCHS": 3, "BOOK_SAVE_INTERVAL": 2, "BOOK_KILL_AT": 40, "TRAIN_LIMIT": 1200,
                                      "KILL_AT": 12, "SAVE_EVERY": 5, "CAPSTONE_QUICK": True, "MODES": ["weights-only"],
