@@ -145,7 +145,7 @@ def _audit(args) -> int:
     resume = shlex.split(args.resume_command) if args.resume_command else None
     options = {"faults": args.fault or args.faults, "per_run": args.per_run, "seed": args.seed, "kinds": tuple(args.kinds),
                "every": args.every, "timeout": args.timeout, "grace": args.grace, "budget": args.budget,
-               "strict": args.strict}
+               "strict": args.strict, "references": args.references}
     if args.each:
         from course_lib.audit.classroom import audit_each, classroom_text
 
@@ -323,6 +323,9 @@ def _audit_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--strict", action="store_true",
                    help="lost work fails too (exit 1): steps trained again that a checkpoint held, or a SIGTERM could "
                         "have saved")
+    p.add_argument("--references", type=int, choices=(1, 2), default=2,
+                   help="runs never interrupted before the faults: 2 check that the command is deterministic, 1 "
+                        "trusts an earlier audit that found it so (one start fewer)")
     p.add_argument("--each", metavar="FOLDER|PATTERN",
                    help="a teacher's audit: every script of a folder (or a glob), {script} in the command")
 

@@ -63,7 +63,13 @@ CORRECT = ["correct_one_process", "correct_spawn_ddp", "correct_torchrun_ddp"]
 
 @pytest.mark.parametrize("script, kind, fault, words", BROKEN, ids=[b[0] for b in BROKEN])
 def test_the_audit_names_each_broken_scripts_defect(tmp_path, script, kind, fault, words):
-    report = audit(command(script), out=tmp_path / "audit", faults=[parse_fault(fault)], progress=False)
+    """One run never interrupted where the defect is not the script's nondeterminism (``references=1``:
+    the correct scripts, the unseeded ones and the command line's test check determinism)."""
+    references = 2 if kind.startswith("unseeded") else 1
+    report = audit(command(script), out=tmp_path / "audit", faults=[parse_fault(fault)], progress=False,
+                   references=references)
+    assert (tmp_path / "audit" / "runs" / "reference-2").exists() == (references == 2)
+    assert ("determinism not checked" in report.text()) == (references == 1)
     defects = [f for f in report.findings if f.defect]
     assert [f.kind for f in defects] == [kind], report.text()
     assert words in defects[0].line, defects[0].line
@@ -121,7 +127,7 @@ def test_a_command_that_changes_folder_and_starts_torchrun_from_a_shell(tmp_path
     monkeypatch.chdir(tmp_path)
     line = (f"cd {{run}} && exec {sys.executable} -m torch.distributed.run --standalone --nproc-per-node 2 "
             f"{ZOO / 'correct_torchrun_ddp.py'} --out .")
-    report = audit(["bash", "-c", line], out="audit", faults=["sigkill@14:1"], progress=False)
+    report = audit(["bash", "-c", line], out="audit", faults=["sigkill@14:1"], progress=False, references=1)
     assert report.exact and report.faults == 1 and report.reference["ranks"] == [0, 1], report.text()
     assert report.out == tmp_path / "audit"
 
@@ -134,7 +140,7 @@ def test_a_teacher_audits_a_folder_of_scripts_with_one_command(tmp_path, capsys)
     (class_dir / "zoo_common.py").write_text((ZOO / "zoo_common.py").read_text())
     (class_dir / "broken_syntax.py").write_text("def train(:\n")
     code = cli.main(["audit", "--each", str(class_dir / "[bcn]*.py"), "--out", str(tmp_path / "class"), "--faults", "1",
-                     "--kinds", "sigkill", "--", sys.executable, "{script}", "--out", "{run}"])
+                     "--kinds", "sigkill", "--references", "1", "--", sys.executable, "{script}", "--out", "{run}"])
     text = capsys.readouterr().out
     assert code == 1
     assert "correct_one_process.py: EXACT" in text and "no_rng_state.py: NOT EXACT" in text

@@ -1,7 +1,8 @@
 """``audit(command)``: the kit's guarantee applied to any training script, by real faults.
 
 1. The command runs twice, never interrupted, each time in a fresh ``{run}`` folder: are the
-   two runs the same run? If not, the audit stops there (no resume can be exact).
+   two runs the same run? If not, the audit stops there (no resume can be exact). (Once, with
+   ``references=1``, for a command an earlier audit found deterministic.)
 2. Faults are planned from what the first run did (:mod:`course_lib.audit.plan`). Each
    interrupted run starts in a fresh ``{run}`` folder; after each fault the resume command (the
    same command unless ``resume_command`` is given) runs again in that folder.
@@ -48,7 +49,10 @@ class Settings:
     step; the rest is recorded every step). ``timeout``: seconds one attempt may take (default:
     four times the uninterrupted run, at least a minute). ``grace``: seconds a script has after
     SIGTERM to save and leave. ``budget``: no new interrupted run starts after that many seconds.
-    ``strict``: lost work (steps trained again that a checkpoint held) fails the audit too."""
+    ``strict``: lost work (steps trained again that a checkpoint held) fails the audit too.
+    ``references``: uninterrupted runs before the faults; 2 checks that the command is
+    deterministic, 1 trusts it to be (a script an earlier audit found so, audited again after a
+    fix: one start fewer, and no finding can say it is not)."""
     faults: int | list[Fault | str] = 8
     per_run: int = 2
     seed: int = 0
@@ -58,6 +62,7 @@ class Settings:
     grace: float = 30.0
     budget: float | None = None
     strict: bool = False
+    references: int = 2
 
     def __post_init__(self):
         if isinstance(self.faults, list):
@@ -70,6 +75,9 @@ class Settings:
             raise AuditError(f"unknown fault kind(s) {unknown}; choose from {', '.join(KINDS)}")
         if isinstance(self.faults, int) and self.faults < 1 or self.per_run < 1 or self.every < 1:
             raise AuditError("--faults, --per-run and --every must be at least 1")
+        if self.references not in (1, 2):
+            raise AuditError(f"--references is 1 or 2 (got {self.references}): 2 checks that the command is "
+                             "deterministic, 1 trusts it to be")
 
 
 def audit(command: list[str], resume_command: list[str] | None = None, out: str | Path = "audit",
@@ -97,12 +105,12 @@ class _Audit:
         table = self.out / "reference.json"
         table.write_text(json.dumps(alignment_table(first.processes)))
         timeout = self.s.timeout or max(60.0, 4 * first.seconds + 30)
-        second = self._reference("reference-2", timeout)
+        second = self._reference("reference-2", timeout) if self.s.references == 2 else first
         bar.update()
         ref = Reference(first.processes)
         steps = ref.length(ref.ranks[0])
         info = {"steps": steps, "ranks": ref.ranks, "seconds": round((first.seconds + second.seconds) / 2, 2),
-                "saves": sum(ref.saves().values())}
+                "saves": sum(ref.saves().values()), "determinism_checked": self.s.references == 2}
         found = reference_findings(first.processes, second.processes)
         report = Report(self.command, self.resume, self.out, self.s.seed, info,
                         [f for f in found if f.kind not in HABITS], [f for f in found if f.kind in HABITS],

@@ -121,7 +121,8 @@ class Report:
             lines.append(f"resumed with: {shlex.join(self.resume_command)}")
         ref = self.reference
         lines.append(f"run never interrupted: {ref['steps']} steps on {len(ref['ranks'])} rank(s), "
-                     f"{ref['seconds']:.1f} s; {ref['saves']} saves")
+                     f"{ref['seconds']:.1f} s; {ref['saves']} saves"
+                     + ("" if ref.get("determinism_checked", True) else "; run once: its determinism not checked"))
         rows = self.rows()
         if rows:
             again = f"; {self.carried} a run went past dealt again to a fresh one" if self.carried else ""
