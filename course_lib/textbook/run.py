@@ -17,8 +17,8 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
 import torch
 
 from course_lib._runtime.portability import free_port
@@ -30,6 +30,9 @@ from course_lib.data.prepare import prepare_imdb
 from course_lib.ddp.launch import RankFailed
 from course_lib.lab import i18n
 from course_lib.watch.monitor import read_ledger
+
+if TYPE_CHECKING:  # pandas only for a notebook's tables: each rank this module starts imports it, and pandas costs 0.4 s
+    import pandas as pd
 
 DATA_LIMIT = 1280  # reviews taken from IMDB: 1,024 train (the chapter's 16 steps x 32 x 2 ranks), 256 held out
 EMBED_DIM = TrainConfig.embed_dim  # the bag model's width: the kit's default (8 trains about 3x faster a step)
@@ -73,6 +76,8 @@ class BookRun:
     batch_size: int = 32       # reviews per rank and step
 
     def table(self, lang: str | None = None) -> pd.DataFrame:
+        import pandas as pd
+
         lang = i18n.resolve(lang)
         files = ", ".join(f"{name} ({size / 1024:.0f} kB)" for name, size in self.checkpoints.items()) or "-"
         rows = {"run directory": self.run_dir, "attempt": self.attempt, "steps done": f"{self.steps} / {self.planned_steps}",
@@ -149,13 +154,14 @@ def _spawned(rank: int, world_size: int, settings: BookSettings, port: int, thre
 
 def script_rank(rank: int, world_size: int, settings: BookSettings, threads: int) -> None:
     """A rank of ``python -m course_lib.textbook``: its share of the cores, as :func:`_spawned`
-    gives the notebooks' ranks, then the book's ``train``. Two ranks of two threads on two cores
-    step slower, and one CI run of the audit, so oversubscribed, ended with the ranks'
-    embeddings 1.6e-6 apart."""
+    gives the notebooks' ranks, then the book's ``train``, left as every rank leaves
+    (:func:`run_then_exit`: about one run in eight of this script died with SIGABRT in the
+    interpreter's teardown, its work done). Two ranks of two threads on two cores step slower,
+    and one CI run of the audit, so oversubscribed, ended with the ranks' embeddings 1.6e-6 apart."""
     from course_lib.textbook.book import train
 
     torch.set_num_threads(threads)
-    train(rank, world_size, settings)
+    run_then_exit(lambda: train(rank, world_size, settings))
 
 
 def _exited(run_dir: Path, rank: int, code: int, step: int, lang: str) -> RankFailed:
@@ -191,6 +197,8 @@ def checkpoint_contents(path: str | Path, lang: str | None = None) -> pd.DataFra
     """What one of the book's ``model_epoch_N.pth`` files holds, key by key (loaded as data,
     ``weights_only=True``): the epoch, the model's tensors, the optimizer's state, the loss.
     Used in notebook 04 (§1)."""
+    import pandas as pd
+
     zh = i18n.resolve(lang) == "zh"
     ckpt = torch.load(path, weights_only=True)
     rows = {}
