@@ -85,7 +85,8 @@ def test_the_audit_names_each_broken_scripts_defect(tmp_path, script, kind, faul
 def test_a_script_that_only_loses_work_is_exact_and_says_how_much(tmp_path):
     """No SIGTERM handler: the preemption loses the steps since the last checkpoint, and the
     resume goes on bit-identically from there. Exact (exit 0), the lost steps reported; --strict: exit 1."""
-    report = audit(command("no_sigterm_save"), out=tmp_path / "audit", faults=["sigterm@14"], progress=False)
+    report = audit(command("no_sigterm_save"), out=tmp_path / "audit", faults=["sigterm@14"], progress=False,
+                   references=1)
     assert report.exact and report.exit_code == 0, report.text()
     assert [(f.kind, f.lost) for f in report.findings] == [("sigterm-no-save", 3)], report.text()
     assert report.lost == 3 and "EXACT, WITH LOST WORK" in report.verdict
@@ -114,8 +115,8 @@ def test_the_correct_scripts_resume_exactly_over_every_fault(tmp_path, script, e
 
 def test_the_command_line_says_not_exact_with_1_and_writes_its_report(tmp_path, capsys):
     """One script on the command line: its report, and exit 1 (exit 0 for an exact one: the folder's test below)."""
-    bad = cli.main(["audit", "--out", str(tmp_path / "bad"), "--faults", "1", "--kinds", "sigkill", "--",
-                    *command("no_optimizer_state")])
+    bad = cli.main(["audit", "--out", str(tmp_path / "bad"), "--faults", "1", "--kinds", "sigkill", "--references", "1",
+                    "--", *command("no_optimizer_state")])
     text = capsys.readouterr().out
     assert bad == 1 and "[optimizer]" in text and "fix: save optimizer.state_dict()" in text
     assert (tmp_path / "bad" / "report.json").exists() and (tmp_path / "bad" / "report.txt").exists()

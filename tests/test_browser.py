@@ -19,7 +19,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from chinese_outputs import FIGURE_RECORDER, english_left
-from test_notebooks import SMALL, ZH
+from test_notebooks import SMALL, ZH, assert_checks_fail_and_give_nothing_away
 
 from course_lib._runtime.portability import free_port
 from course_lib.lab.i18n import tr
@@ -160,6 +160,7 @@ def test_chinese_notebook_05_and_the_lab_in_jupyterlab(chromium, lab_server, tmp
     assert sum(len(c.get("outputs", [])) for c in shown.cells) > 30, "the saved notebook holds no outputs"
     english = english_left(shown, "05", server["work"] / "figures.jsonl")
     assert not english, f"zh/{NAME} shows English a learner reads: {english}"
+    assert_checks_fail_and_give_nothing_away(shown)  # each unfilled answer's check: FAIL, in Chinese, no solution line
     # the chapter's acceptance test passes for the amnesiac resume too (compare is what tells them apart)
     acceptance = page.locator(".jp-OutputArea-output table", has_text=tr("loss after it", "zh"))  # drills.acceptance_table
     verdicts = [t.strip() for t in acceptance.locator("td").all_inner_texts()]

@@ -40,25 +40,10 @@ def resume_epoch_start(model, optimizer, path, scheduler=None):
     return {**position, "step_in_epoch": 0}
 
 
-def save_chapters_items(path, model, optimizer, scheduler, epoch, step):
-    """The chapter's checkpoint: the model, the optimizer, the epoch, written in place."""
-    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": epoch, "step": step}, path)
-
-
-def load_chapters_items(path, model, optimizer, scheduler):
-    if not os.path.exists(path):
-        return None
-    checkpoint = torch.load(path, weights_only=True)
-    model.load_state_dict(checkpoint["model"])
-    optimizer.load_state_dict(checkpoint["optimizer"])
-    return checkpoint["epoch"], checkpoint["step"]
-
-
 WRONG = {
     "05.newest": [("string order", (newest_as_string,), "as a string"),
                   ("no fallback", (newest_without_fallback,), "does not load")],
     "05.resume": [("no RNG", (resume_no_rng,), "RNG state was not restored"),
                   ("no scheduler", (resume_no_scheduler,), "scheduler was not restored"),
                   ("the epoch from its start", (resume_epoch_start,), "position within the epoch was not saved")],
-    "05.audit": [("the chapter's items, the position kept", (save_chapters_items, load_chapters_items), "Fix:")],
-}
+}  # 05.audit's wrong answer is the notebook's own unfilled one: Run All checks it (tests/test_notebooks.py)
