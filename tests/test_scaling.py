@@ -19,6 +19,20 @@ def test_ring_allreduce_moves_twice_the_gradient_minus_one_share():
     assert list(table["seconds"].values()) == sorted(table["seconds"].values(), reverse=True)
 
 
+
+def test_the_links_table_writes_each_time_out_in_two_digits():
+    """03 §6's table: a row a link, a column a model, seconds written out (never 2.3e-05, never 17.)."""
+    frame = scaling.allreduce_frame(lang="en")
+    assert list(frame.index) == list(scaling.LINKS_GBIT) and frame.index.name == "link"
+    bag = scaling.allreduce_table("bag")
+    column = next(c for c in frame.columns if c.startswith("bag ("))
+    for link, shown in frame[column].items():
+        assert shown.endswith(" s") and "e" not in shown and not shown[:-2].endswith(".")
+        assert float(shown[:-2]) == pytest.approx(bag["seconds"][link], rel=0.05)
+    assert [scaling._seconds(v) for v in (17.0, 2.3e-05, 0.172)] == ["17 s", "0.000023 s", "0.17 s"]
+    assert set(scaling.allreduce_frame(lang="zh").iloc[:, 0]) == {"同一节点内", "节点之间"}
+
+
 def test_step_anatomy_times_every_phase_and_the_fused_update_is_cheaper():
     anatomy = scaling.step_anatomy("bag", batch_size=16, train_limit=600, repeats=3)
     assert set(anatomy) == {"fused AdamW", "foreach AdamW"}

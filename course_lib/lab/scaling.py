@@ -47,8 +47,10 @@ def samples_per_s(run_dir: str | Path, skip: int) -> list[float]:
 
 
 def _seconds(value: float) -> str:
-    """Two significant digits, written out in full (0.000023 s, not 2.3e-05 s)."""
-    return f"{float(f'{value:.2g}'):.6f}".rstrip("0") + " s"
+    """Two significant digits, written out in full (0.000023 s, not 2.3e-05 s; 17 s, not 17.0 s)."""
+    import numpy as np
+
+    return np.format_float_positional(float(f"{value:.2g}"), trim="-") + " s"
 
 
 def allreduce_frame(models=("bag", "minilm"), world_size: int = 2, lang: str | None = None):
