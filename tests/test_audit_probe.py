@@ -165,11 +165,13 @@ for x, y in torch.utils.data.DataLoader(data, batch_size=8):
     torch.save({"model": net.state_dict(), "opt": opt.state_dict()}, os.path.join(out, "ck.pt"))
 '''
     _, first = attempt(tmp_path, "compiled", body)
-    assert first.exit_code == 0, first.tail()
-    a = first.processes[0]  # a compiled run is as deterministic as any: bench/scorecard's compile_loop, audited
+    _, second = attempt(tmp_path, "compiled-again", body)
+    assert first.exit_code == second.exit_code == 0, first.tail()
+    a, b = first.processes[0], second.processes[0]
     assert len(a.steps) == 3 and all(s["params"] and s["grads"] for s in a.steps)
     assert len({s["params"] for s in a.steps}) == 3  # three steps, three states
-    assert all(s["rng"]["torch"] for s in a.steps), "dropout's draws, compiled"
+    assert [s["params"] for s in a.steps] == [s["params"] for s in b.steps], "a compiled run is deterministic"
+    assert [s["rng"]["torch"] for s in a.steps] == [s["rng"]["torch"] for s in b.steps], "dropout's draws, compiled"
     assert len(a.of_type("save")) == 3
 
 

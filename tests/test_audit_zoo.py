@@ -114,8 +114,11 @@ def test_the_correct_scripts_resume_exactly_over_every_fault(tmp_path, script, e
     assert audit_verdict(report, "zh").startswith("逐位相同")
 
 
-def test_the_command_line_says_not_exact_with_1_and_writes_its_report(tmp_path, capsys):
-    """One script on the command line: its report, and exit 1 (exit 0 for an exact one: the folder's test below)."""
+def test_the_command_line_says_exact_with_0_and_not_with_1(tmp_path, capsys):
+    """One script on the command line: exit 0 when exact, exit 1 and its report when not."""
+    good = cli.main(["audit", "--out", str(tmp_path / "good"), "--faults", "1", "--kinds", "sigkill", "--references",
+                     "1", "--", *command("correct_one_process")])
+    assert good == 0 and "EXACT" in capsys.readouterr().out
     bad = cli.main(["audit", "--out", str(tmp_path / "bad"), "--faults", "1", "--kinds", "sigkill", "--references", "1",
                     "--", *command("no_optimizer_state")])
     text = capsys.readouterr().out
