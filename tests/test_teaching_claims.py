@@ -238,7 +238,6 @@ def test_more_to_try_in_05_audits_a_loop_the_learner_writes():
         assert shorten in item and f"{starts}" in item and all(g in item for g in gpu), item
 
 
-
 def test_the_05_audit_exercise_counts_the_starts_its_check_makes():
     """1 (the loop is seeded: one run before the faults) + faults + runs, in words in both editions."""
     from course_lib.exercises import ex05_audit
@@ -248,6 +247,7 @@ def test_the_05_audit_exercise_counts_the_starts_its_check_makes():
     for lang, words in (("en", ("six times", "1 + faults + runs")), ("zh", ("六次", "1 + 故障数 + 训练次数"))):
         prompt = cells("05_interruption_resume.ipynb", lang)["ex-05-audit"]
         assert all(w in prompt for w in words), prompt
+
 
 # ------------------------------------------------------------ no uncited figure in an exercise's prompt
 def test_an_exercise_prompt_states_no_uncited_time():

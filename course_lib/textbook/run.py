@@ -155,8 +155,8 @@ def _spawned(rank: int, world_size: int, settings: BookSettings, port: int, thre
 def script_rank(rank: int, world_size: int, settings: BookSettings, threads: int) -> None:
     """A rank of ``python -m course_lib.textbook``: its share of the cores, as :func:`_spawned`
     gives the notebooks' ranks, then the book's ``train``, left as every rank leaves
-    (:func:`run_then_exit`: about one run in eight of this script died with SIGABRT in the
-    interpreter's teardown, its work done). Two ranks of two threads on two cores step slower,
+    (:func:`run_then_exit`: 3 of 22 runs of this script died with SIGABRT in the interpreter's
+    teardown, their work done; CONTRIBUTING). Two ranks of two threads on two cores step slower,
     and one CI run of the audit, so oversubscribed, ended with the ranks' embeddings 1.6e-6 apart."""
     from course_lib.textbook.book import train
 
