@@ -331,7 +331,7 @@ def _audit_options(p: argparse.ArgumentParser) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Used in notebook 04 (§5)."""
+    """Used in notebook 04 (optional deep-dives A and B: ``advise``, ``verify``)."""
     from course_lib.checkpoint.store import CheckpointError
 
     args = build_parser().parse_args(argv)

@@ -257,3 +257,45 @@ def test_an_exercise_prompt_states_no_uncited_time():
             for cid, text in cells(name, lang).items():
                 if cid.startswith("ex-") and time.search(text):
                     assert re.search(r"bench/results/|BENCHMARKS\.md|docs/exercises\.md", text), (name, lang, cid)
+
+
+# ------------------------------------------------------------ "Used in notebook NN (§K)" stays true
+def _code_by_section(name: str) -> dict[str, str]:
+    """The English edition's code, by section: "1", "2", ... or "deep-A", ... ("opening" before the first)."""
+    found, section = {}, "opening"
+    for cell in json.loads((REPO / "notebooks" / name).read_text(encoding="utf-8"))["cells"]:
+        text = "".join(cell["source"])
+        if cell["cell_type"] == "markdown" and (heading := re.match(r"##\s+(?:(\d+)\.|Optional deep-dive ([A-Z]))?", text)):
+            section = heading[1] or (heading[2] and f"deep-{heading[2]}") or "other"
+        elif cell["cell_type"] == "code":
+            found[section] = found.get(section, "") + text + "\n"
+    return found
+
+
+REFERENCE = re.compile(r"[Nn]otebook (\d\d)(?: \(§(\d+)\)|, §(\d+)|,? \(?optional deep-dive ([A-Z])\)?)")
+
+
+def test_what_the_package_says_a_notebook_uses_is_used_there():
+    """A docstring's "Used in notebook 05 (§4)" names a section whose code calls it (renumbered
+    sections leave no stale pointer); a module's or a document's names a section that exists."""
+    import ast
+
+    by_name = {p.name[:2]: _code_by_section(p.name) for p in (REPO / "notebooks").glob("*.ipynb")}
+    wrong = []
+    for path in sorted((REPO / "course_lib").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in [tree, *ast.walk(tree)]:
+            if not isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef)):
+                continue
+            for m in REFERENCE.finditer(ast.get_docstring(node) or ""):
+                section = m[2] or m[3] or f"deep-{m[4]}"
+                code = by_name[m[1]].get(section)
+                if code is None or (not isinstance(node, ast.Module) and not re.search(rf"\b{node.name}\b", code)):
+                    wrong.append(f"{path.relative_to(REPO)}: {getattr(node, 'name', 'module')} -> {m[0]}")
+    zh = re.compile(r"notebook (\d\d) 第 (\d+) 节")
+    for doc in [REPO / "README.md", REPO / "README.zh-CN.md", *sorted((REPO / "docs").glob("*.md"))]:
+        text = doc.read_text(encoding="utf-8")
+        for nb, section in [(m[1], m[2] or m[3] or f"deep-{m[4]}") for m in REFERENCE.finditer(text)] + zh.findall(text):
+            if section not in by_name[nb]:
+                wrong.append(f"{doc.name}: notebook {nb}, {section}")
+    assert not wrong, wrong

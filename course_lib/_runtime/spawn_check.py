@@ -1,4 +1,4 @@
-"""Why a worker for ``torch.multiprocessing.spawn`` lives in a module (notebook 03, section 5).
+"""Why a worker for ``torch.multiprocessing.spawn`` lives in a module (notebook 03, optional deep-dive C).
 
 A spawned child starts a fresh interpreter and imports its function by name: one defined in a
 notebook cell (the kernel's ``__main__``) cannot be found there, and the child says so on *its*

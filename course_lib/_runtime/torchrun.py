@@ -1,4 +1,4 @@
-"""The ``torchrun`` command line of a fixed group that the kit prints (notebook 03, §8): one
+"""The ``torchrun`` command line of a fixed group that the kit prints (notebook 03, §6): one
 command per node, torch's static rendezvous at ``master_addr:master_port``. (An elastic group's
 commands are an extension's: ``course_lib.beyond.elastic.commands``. The store a rank started by
 torchrun forms its process group on is :func:`course_lib._runtime.rank_start.attempt_store`.)

@@ -179,7 +179,7 @@ def audit_findings(report: Report, lang: str | None = None) -> pd.DataFrame:
 
 
 def audit_verdict(report: Report, lang: str | None = None) -> str:
-    """The audit's verdict in one line (its exit code: 0 only when exact). Notebook 05, §5."""
+    """The audit's verdict in one line (its exit code: 0 only when exact). Used by exercise 05.audit's check."""
     if resolve(lang) != "zh":
         return report.verdict
     if report.nondeterminism:

@@ -26,7 +26,8 @@ def ensure_reference(cfg: TrainConfig) -> Path:
     """The uninterrupted run of ``cfg`` in ``cfg.run_dir``: trained once per settings, then
     copied from the cache (:mod:`course_lib.lab.references`). A finished run already in the
     folder with other settings (a notebook rerun after a parameter changed) is never reused.
-    Used in notebook 05 (optional deep-dive B)."""
+    Used in notebook 05 (optional deep-dive C) and by every drill and lab that compares with a run never
+    interrupted."""
     settings = {k: v for k, v in cfg.to_dict().items() if k not in ("run_dir", "cache_dir")}
     if references.reuse(cfg.run_dir, settings, lambda: launch(cfg, quiet=True), root=cfg.cache_dir):
         cfg.save(Path(cfg.run_dir) / "config.json")  # the copy names its own folder
@@ -166,7 +167,8 @@ def world_size_study(workdir: str | Path, base: TrainConfig, world_sizes=(1, 2, 
 
 def damage(path: str | Path, how: str = "flip") -> Path:
     """Damage a checkpoint's model file on purpose (``flip`` one byte or ``truncate`` it), for
-    the corruption demo: ``verify`` must flag it and ``latest_valid`` must fall back. Used in notebook 04 (§5)."""
+    the corruption demo: ``verify`` must flag it and ``latest_valid`` must fall back.
+    Used in notebook 04 (optional deep-dive B)."""
     f = Path(path) / "model.pt"
     data = bytearray(f.read_bytes())
     if how == "flip":

@@ -83,7 +83,7 @@ def ledger_samples_per_s(run_dir: str | Path, skip: int = 2) -> float:
 
 def throughput_table(runs: dict[str, str | Path], lang: str | None = None):
     """samples/s of each run and its ratio to the first: the chapter's "total throughput = one
-    card x cards" measured, not assumed. Used in notebook 03 (§3)."""
+    card x cards" measured, not assumed. Used in notebook 03 (optional deep-dive B)."""
     import pandas as pd
 
     from course_lib.lab.i18n import resolve, tr

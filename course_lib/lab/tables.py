@@ -51,7 +51,7 @@ def _value(value, lang: str):
 
 def facts(values: dict, lang: str | None = None, skip: tuple[str, ...] = ()) -> pd.DataFrame:
     """A flat ``dict`` as a two-column table (nested dicts and ``skip`` keys left out, lists
-    joined). Used in notebook 01 (§1), notebook 02 (opening), notebook 03 (§3) and notebook 04 (§5)."""
+    joined). Used in notebook 01 (§1), notebook 02 (opening), notebook 03 (§3) and notebook 04 (optional deep-dive B)."""
     lang = resolve(lang)
     rows = [(_label(k, lang), _value(v, lang)) for k, v in values.items() if k not in skip and not isinstance(v, dict)]
     frame = pd.DataFrame(rows, columns=[tr("what", lang), tr("value", lang)], dtype=object)  # 1600, not 1600.0
@@ -66,7 +66,7 @@ COMPARISON = {"refused": "refused before any rank started", "identical": "identi
 
 def comparisons(results: dict[str, dict], lang: str | None = None, index: str = "run") -> pd.DataFrame:
     """One row per compared run (a :func:`course_lib.watch.compare.compare_runs` result each).
-    Used in notebook 05 (§3)."""
+    Used in notebook 05 (optional deep-dive B) and by :func:`course_lib.lab.drills.world_size_study`."""
     lang = resolve(lang)
     rows = {name: {tr(label, lang): _value(r[k], lang) for k, label in COMPARISON.items() if k in r}
             for name, r in results.items()}
@@ -220,7 +220,8 @@ def format_report(result: dict, lang: str | None = None) -> str:
 
 def predict_table(run_dir: str | Path, reviews: dict[str, str], lang: str | None = None):
     """The model's answer for each review next to the answer a person gives (``reviews``: text
-    -> "positive" or "negative"), with a column that says whether it was right. Used in notebook 05 (§8)."""
+    -> "positive" or "negative"), with a column that says whether it was right.
+    Used in notebook 05 (optional deep-dive D)."""
     lang = resolve(lang)
     answers = load_classifier(run_dir).predict(list(reviews))
     rows = [{tr("review", lang): text, tr("truth", lang): tr(truth, lang), tr("model", lang): tr(p["label"], lang),
@@ -236,7 +237,7 @@ def explain(run_dir: str | Path, text: str, top: int = 6, lang: str | None = Non
     """Why a ``bag`` model says what it says about ``text``: it averages one vector per token
     and per pair of neighbouring tokens, so its verdict is a sum of pushes, one per token or
     pair (``(w_positive - w_negative) . vector / count``). The strongest pushes either way.
-    Used in notebook 05 (§8)."""
+    Used in notebook 05 (optional deep-dive D)."""
     lang = resolve(lang)
     config = Path(run_dir) / "config.json"
     trained = json.loads(config.read_text()).get("model") if config.exists() else None  # else load_classifier says why

@@ -251,7 +251,8 @@ class SaveIntervalExplorer:
 
 class ReviewBox:
     """Type a review, press the button, read the trained model's answer
-    (:func:`course_lib.predict.load_classifier`: the run's weights, loaded once). Used in notebook 05 (§9)."""
+    (:func:`course_lib.predict.load_classifier`: the run's weights, loaded once).
+    Used in notebook 05 (optional deep-dive D)."""
 
     def __init__(self, run_dir: str | Path, lang: str | None = None):
         from course_lib.predict import load_classifier

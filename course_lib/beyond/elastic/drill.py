@@ -110,7 +110,7 @@ def node_drill(cfg: TrainConfig, plan: list[tuple[str, int]], nodes: int = 2, re
     """Start ``nodes`` nodes on ``cfg`` (their members with ``settings``) and carry out ``plan``
     (see the module docstring). Returns
     node 0's exit code, the world size at the end, the summary, and per event the seconds from the
-    node's death (or start) to the first step of the re-formed group. Used in notebook 05 (optional deep-dive B)."""
+    node's death (or start) to the first step of the re-formed group. Used in notebook 05 (optional deep-dive C)."""
     _check_plan(plan, nodes)
     cfg = cfg.replace(resume="auto", reduction="invariant")
     run_dir = Path(cfg.run_dir)
