@@ -39,7 +39,8 @@ def one(work: Path, name: str, every: int | None, steps: int) -> dict:
     out = {"step_seconds": statistics.median(gaps)}
     if every is not None:
         ranks = [p for p in read_processes(work / f"{run.name}-records") if p.steps]
-        out["probe_seconds_per_step"] = statistics.mean(p.probe_seconds() / len(p.steps) for p in ranks)
+        probe_s = [max((e.get("probe_s", 0.0) for e in p.events), default=0.0) for p in ranks]  # the probe's running total
+        out["probe_seconds_per_step"] = statistics.mean(s / len(p.steps) for s, p in zip(probe_s, ranks))
     return out
 
 

@@ -26,8 +26,7 @@ from pathlib import Path
 
 from common import write
 
-from course_lib._runtime.torchrun import RDZV_CONF
-from course_lib.beyond.elastic.commands import ElasticSettings
+from course_lib.beyond.elastic.commands import RDZV_CONF, ElasticSettings
 from course_lib.beyond.elastic.drill import node_drill
 from course_lib.checkpoint.store import STATE_PARTS
 from course_lib.config import TrainConfig

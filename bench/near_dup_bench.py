@@ -4,21 +4,24 @@ deduplicated, cleaned IMDB train reviews plus planted edited copies, in one run.
     python bench/near_dup_bench.py [--planted 500] [--limit N]
 """
 import argparse
+import string
 import time
 
 import numpy as np
 from common import write
 from datasketch import MinHash, MinHashLSH
 
-from course_lib.data.near_dup import find_near_duplicates, pair_scores, plant_near_duplicates, shingle_hashes, shingle_words
+from course_lib.data.near_dup import find_near_duplicates, flat_shingles, pair_scores, plant_near_duplicates
 from course_lib.data.sources import clean_text, exact_dedup, raw_reviews
+
+FOLD = bytes.maketrans(string.punctuation.encode(), b" " * len(string.punctuation))  # the kit's folding
 
 
 def datasketch_pairs(texts, threshold, num_perm=128, k=3):
     lsh = MinHashLSH(threshold=threshold, num_perm=num_perm)
     sigs = []
     for i, t in enumerate(texts):
-        w = shingle_words(t)
+        w = t.replace("\x00", " ").encode("utf-8", "surrogatepass").lower().translate(FOLD).split()
         shingles = {b" ".join(w[j:j + k]) for j in range(max(1, len(w) - k + 1))}
         m = MinHash(num_perm=num_perm)
         m.update_batch(list(shingles))
@@ -41,7 +44,8 @@ def main():
     texts, _ = raw_reviews("offline")
     texts = [clean_text(texts[i]) for i in exact_dedup(texts).keep][: a.limit or None]
     corpus, planted = plant_near_duplicates(texts, a.planted, seed=0)
-    sh = shingle_hashes(corpus)
+    flat, offsets = flat_shingles(corpus)
+    sh = [np.unique(part) for part in np.split(flat, offsets[1:])]
     true_j = [float(len(np.intersect1d(sh[s], sh[c])) / len(np.union1d(sh[s], sh[c]))) for s, c in planted]
 
     t0 = time.perf_counter()

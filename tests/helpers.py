@@ -44,8 +44,8 @@ def assert_run_directory(run, reference=None) -> None:
 def digest_of_checkpoint(path) -> str:
     """The digest a member of an elastic group sends with its state
     (``peer_state.training_state_digest``), of the checkpoint ``path`` of the same step, read from disk."""
-    from course_lib.beyond.elastic.peer_state import STATE_PARTS, training_state_digest
-    from course_lib.checkpoint.store import load_part
+    from course_lib.beyond.elastic.peer_state import training_state_digest
+    from course_lib.checkpoint.store import STATE_PARTS, load_part
 
     return training_state_digest({name: load_part(path, name) for name in STATE_PARTS})
 

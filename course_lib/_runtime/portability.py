@@ -2,26 +2,9 @@
 Linux machines the kit is tested on do not. ``launch``, ``faults`` and ``train`` ask here;
 nothing else looks at ``sys.platform``.
 
-Tested: Linux on CPU (gloo on loopback), in CI. Expected elsewhere, from the libraries' own
-documentation and issues, not measured by this project:
-
-* **macOS**: gloo finds its network interface through the host name, which on a laptop often
-  resolves to the Wi-Fi address or to nothing; loopback is ``lo0`` there (Linux finds ``lo``
-  by itself). A run on one machine gets ``GLOO_SOCKET_IFNAME=lo0`` unless it is set.
-* **Windows**: PyTorch is built without libuv, while torch's TCPStore asks for it by default
-  (pytorch/pytorch#139990): the ranks get ``USE_LIBUV=0`` (set it yourself before ``torchrun``,
-  whose agent starts before this code). There are no POSIX signals: ``os.kill`` ends a
-  process at once (``TerminateProcess``), so ``sigkill`` and ``during-save`` work and
-  ``sigterm`` (a handler that saves, then exits) cannot: it is refused in one line.
-* **Everywhere**: a rank, spawned or forked from the forkserver, imports ``__main__`` again
-  and finds its worker by name. A worker function defined in a notebook cannot be found there
-  (the kit's lives in :mod:`course_lib.ddp.launch`), and a script that launches at import time
-  would launch again inside every rank: :func:`check_spawn_safe` says what to write instead.
-* **Starting ranks**: ``forkserver`` (Linux, macOS) forks each rank from a server process that
-  has imported torch once, so a rank starts without a fresh interpreter's imports
-  (``bench/results/start_method.json``); Windows has only ``spawn``. :func:`start_method` chooses.
-* A fixed ``MASTER_PORT`` still held by a live run, or by one a crashed cell left behind
-  (pytorch/pytorch#126510), is answered in one line; without ``MASTER_PORT`` a free port is picked.
+Tested on Linux only; macOS and Windows are expected from the libraries' own documentation and
+issues (macOS: gloo must be told ``lo0``; Windows: no libuv, no POSIX signals, no forkserver). What
+each platform gets, and why, is the table of docs/platforms.md.
 """
 from __future__ import annotations
 

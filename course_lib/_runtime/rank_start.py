@@ -119,7 +119,9 @@ def run_then_exit(work: Callable[[], int | None]) -> NoReturn:
     (CONTRIBUTING: "terminate called without an active exception"). An exception propagates:
     its traceback is the report."""
     code = work()
-    exit_now(0 if code is None else code)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0 if code is None else code)
 
 
 _HELD_GROUPS: list = []
@@ -127,15 +129,9 @@ _HELD_GROUPS: list = []
 
 def hold_process_group() -> None:
     """Keep this rank's default process group referenced until the rank leaves through
-    :func:`exit_now`, so that its C++ destructor never runs. ``~ProcessGroupGloo`` joins gloo's
+    :func:`run_then_exit`, so that its C++ destructor never runs. ``~ProcessGroupGloo`` joins gloo's
     worker threads inside a Python object's deallocation, which holds the GIL; a worker thread
     still freeing a finished collective's tensor needs the GIL: a deadlock (seen when a rank's
     last reference to a DDP model went at the end of the book's ``train``)."""
     _HELD_GROUPS.append(dist.group.WORLD)
 
-
-def exit_now(code: int) -> NoReturn:
-    """Flush this rank's output and leave at once, with ``code`` (see :func:`run_then_exit`)."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)

@@ -53,10 +53,6 @@ class Process:
         """The averaged model (EMA, SWA) as this process left it (``None``: it had none)."""
         return (self.end or {}).get("ema")
 
-    def probe_seconds(self) -> float:
-        """Time this process spent in the probe's hooks."""
-        return max((e.get("probe_s", 0.0) for e in self.events), default=0.0)
-
 
 def read_processes(folder: str | Path) -> list[Process]:
     """Every process of one attempt (``folder``: the probe's ``out``), in the order they started.

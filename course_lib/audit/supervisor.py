@@ -1,19 +1,14 @@
 """The process boundary of one attempt: a small supervisor that starts the audited command and
 answers for every process it starts, and for none other (Linux; stdlib only).
 
-Run by :func:`course_lib.audit.attempt.run_attempt` as ``python supervisor.py CONFIG.json``. It
-makes itself a *child subreaper* (``prctl(PR_SET_CHILD_SUBREAPER)``): every process the command
-starts stays its descendant, even one whose parent has exited or that moved to a session of its
-own (torchrun starts its workers so). It starts the command in a session and process group of
-its own, waits for it (at most ``timeout`` seconds; after a SIGTERM fault, ``grace`` seconds),
-then SIGKILLs whatever of the command still lives and reaps it. A process is signalled only
-through a pidfd opened on it while it is this supervisor's descendant: a PID the system gave to
-someone else meanwhile is never hit. The supervisor signals nothing else; the faults themselves
-are delivered from inside the audited processes (the probe).
-
-The result, ``{"exit_code", "seconds", "timed_out"}``, is written to ``result`` in the config.
-If the auditor dies, the kernel sends the supervisor SIGTERM (``PR_SET_PDEATHSIG``), and it ends
-the command before it leaves.
+Run by :func:`course_lib.audit.attempt.run_attempt` as ``python supervisor.py CONFIG.json``; it
+writes ``{"exit_code", "seconds", "timed_out"}`` to the config's ``result``. It is a child
+subreaper (``PR_SET_CHILD_SUBREAPER``), so the command's processes stay its descendants, torchrun's
+workers in sessions of their own included. Once the command ends (``timeout``; ``grace`` after a
+SIGTERM fault) it SIGKILLs what of it lives, each through a pidfd opened while it is a descendant
+(a reused PID is never hit), and signals nothing else: the faults come from inside the audited
+processes. If the auditor dies, ``PR_SET_PDEATHSIG`` has it end the command before it leaves.
+Why each: docs/audit.md ("The process boundary").
 """
 from __future__ import annotations
 

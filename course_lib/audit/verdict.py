@@ -107,7 +107,7 @@ def judge_run(ref: Reference, faults: list[Fault], attempts: list[Attempt]) -> R
             findings.append(Finding("unaligned", {"fault": name}))
             explained = True
             continue
-        new = restart_findings(ref, fault, row.resumed_from, nxt, _total(of, len(attempts)))
+        new = restart_findings(ref, fault, row.resumed_from, nxt, _last(of, len(attempts))[1])
         row.lost += sum(f.lost for f in new)
         findings += new
         explained = any(f.defect for f in new)
@@ -124,15 +124,14 @@ def passed_over(verdict: RunVerdict, faults: list[Fault]) -> list[Fault]:
     return [f for f in faults if f not in struck]
 
 
-def _total(of: dict, n: int) -> int | None:
-    """The steps the run took in all: where its last process that stepped ended."""
+def _last(of: dict, n: int) -> tuple[list[Segment], int | None]:
+    """The segments of the last attempt that stepped, and the steps the run took in all (where they ended)."""
     last = next((of[i] for i in range(n - 1, -1, -1) if of[i]), [])
-    return max((s.reached for s in last if s.reached is not None), default=None)
+    return last, max((s.reached for s in last if s.reached is not None), default=None)
 
 
 def _end(ref, faults, attempts, of, rows, findings, explained) -> RunVerdict:
-    last = next((of[i] for i in range(len(attempts) - 1, -1, -1) if of[i]), [])
-    steps = _total(of, len(attempts))
+    last, steps = _last(of, len(attempts))
     n = ref.length(ref.ranks[0]) if ref.ranks else 0
     identical = bool(last) and all(s.process.final_params() is not None
                                    and s.process.final_params() == ref.final.get(s.rank)

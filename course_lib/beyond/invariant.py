@@ -1,28 +1,15 @@
 """A world-size-invariant optimizer step: the same bits on 1, 2 or 4 ranks.
 
-Plain DDP averages gradients with an all-reduce whose summation order depends on the number of
-ranks (and floating-point addition is not associative), and each rank draws dropout masks from
-a random stream it owns. So a 2-rank run and a 1-rank run of the same config part after the
-first step, and a 2-rank checkpoint resumed on 1 rank continues "closely". Both causes are
-ours to remove:
-
-* **fixed micro-batches.** The global batch is cut into ``M`` micro-batches of fixed size (``M``
-  a power of two, the same for every world size); rank ``r`` of ``W`` computes the contiguous
-  block ``r*M/W .. (r+1)*M/W - 1``. A micro-batch holds the same samples, padded to the same
-  length, whichever rank computes it;
-* **randomness per micro-batch**: before micro-batch ``j`` of global step ``s`` the generator is
-  seeded from ``(seed, s, j)``, so its dropout masks do not depend on which rank draws them;
-* **one fixed summation tree**: the ``M`` per-micro-batch gradients are summed pairwise in a
-  balanced binary tree. A rank's block is a subtree, summed locally; the rest of the tree is
-  summed across ranks by all-reduces in pairs (recursive doubling). Every rank, at every world
-  size, performs the same additions in the same order: the same bits;
-* **the same thread count per micro-batch**: a CPU kernel can sum in another order with more
-  threads (``transformer``'s LayerNorm gradients differ between 1 and 2 intra-op threads), so
-  the invariant step pins ``threads_per_rank`` (default 1) instead of ``cores // world_size``.
-
-Loss scaling (each micro-batch's mean loss times ``m / B``), clipping, AdamW and the schedule
-are unchanged. On GPUs the same construction needs deterministic kernels
-(``torch.use_deterministic_algorithms(True)``) and fixed micro-batch shapes, which this gives.
+Plain DDP's all-reduce sums in an order that depends on the number of ranks, and each rank draws
+dropout from a stream of its own, so runs on other world sizes part after the first step. Four
+things remove both causes: **fixed micro-batches** (``M``, a power of two, the same at every world
+size; rank ``r`` of ``W`` computes the contiguous block ``r*M/W .. (r+1)*M/W - 1``, each padded as
+on any rank), **randomness per micro-batch** (seeded from ``(seed, step, j)``), **one fixed
+summation tree** (pairwise and balanced: a rank's block is a subtree, the rest is summed by
+all-reduces in pairs, recursive doubling) and **the same thread count per micro-batch**
+(``threads_per_rank``, default 1: a CPU kernel may sum in another order with more threads). Loss
+scaling, clipping, AdamW and the schedule are unchanged. What it guarantees, what it costs and what
+GPUs need besides: docs/invariant.md.
 """
 from __future__ import annotations
 
@@ -100,32 +87,19 @@ class InvariantStep:
     contiguous block of micro-batches, and no rank's own RNG is drawn (each micro-batch seeds its
     dropout), so a checkpoint needs no RNG file per rank.
 
-    Where the time goes, and how it is kept off the step (``bag``, 2 ranks: the exchange of its
-    20 MB gradient was half of a step):
+    Kept off the step's time (``bag``, 2 ranks: the exchange of its 20 MB gradient was half a
+    step; the costs are in docs/invariant.md):
 
-    * **no fresh memory.** A few flat gradient buffers are allocated once (one for 2
-      micro-batches per rank); ``param.grad`` are views of them, so autograd accumulates in
-      place (a fresh 20 MB tensor per micro-batch and per addition cost ~8 ms in page faults).
-    * **the tree's first additions are autograd's own, and nothing is zeroed.** A leaf's
-      gradient is the tensor autograd hands over whole (``param.grad`` is ``None``); its
-      gradient hook copies it into the buffer. Its right sibling is then accumulated into that
-      buffer by autograd itself: ``a + b``, the tree's addition, with no second buffer and no
-      separate pass (a leaf summed into a zeroed buffer was ``0 + a``: the same bits but ``-0``,
-      for a zeroing and an addition more).
-    * **the exchange overlaps the last backward.** The other micro-batches' subtrees are ready
-      before it starts, so in the last backward each bucket of parameters (a slice of the flat
-      buffer, in the order backward finishes them) is finished as soon as its gradients are:
-      the rest of this rank's subtree is added, and its all-reduce with the first pair partner
-      starts (``async_op``), as DDP's buckets do. Every wait comes before ``run`` returns, so
-      every collective of a step still comes before its optimizer step.
-    * **only what is not zero travels.** ``bag``'s embedding gradient is computed last (it is the
-      first layer), so no bucketing can overlap its exchange with the backward pass; but it is
-      zero outside the rows of the batch's tokens (~9% of them for 64 reviews), and ``+0 + +0``
-      is ``+0``. A pair first all-reduces which blocks have a bit set on either side, then
-      only those (:meth:`_pair_sum`): the dense sum's bits, ~10x fewer bytes.
-    * **the loss travels the same tree**: this rank's subtree of micro-batch losses (float64)
-      is all-reduced with the pair partners, started before the last backward (gloo's list
-      ``all_gather`` cost ~0.7 ms a step)."""
+    * flat buffers allocated once, ``param.grad`` views of them: autograd accumulates in place
+      (a fresh tensor per micro-batch and addition cost ~8 ms in page faults);
+    * nothing is zeroed: a leaf's gradient, handed over whole (``param.grad`` is ``None``), is
+      copied in, and autograd adds its right sibling in place, the tree's ``a + b`` (a zeroed
+      leaf would be ``0 + a``: a pass more, and a ``-0`` turned into ``+0``);
+    * the exchange overlaps the last backward: each bucket is finished, and its pair all-reduce
+      started (``async_op``), as soon as its gradients are; every wait comes before
+      :meth:`compute` returns, so every collective of a step still precedes its optimizer step;
+    * only the blocks with a bit set travel (:meth:`_pair_sum`): the dense sum's bits;
+    * the loss travels the same tree (float64), started before the last backward."""
     traits = INVARIANT_TRAITS
 
     def __init__(self, model: torch.nn.Module, global_batch_size: int, micro_batch: int, world_size: int, rank: int,

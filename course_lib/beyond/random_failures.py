@@ -106,21 +106,23 @@ def _reap_group(pgid: int, timeout: float = 5.0) -> None:
 def _alive_in_group(pgid: int) -> bool:
     """Any live (not zombie) process in group ``pgid``? Linux reads ``/proc``; elsewhere a
     signal 0 to the group, which also finds zombies."""
-    proc = Path("/proc")
-    if not (proc / "self" / "stat").exists():
+    if not Path("/proc/self/stat").exists():
         try:
             os.killpg(pgid, 0)
             return True
         except ProcessLookupError:
             return False
-    for stat in proc.glob("[0-9]*/stat"):
+    return any(int(fields[2]) == pgid and fields[0] != "Z" for _, fields in proc_stats())
+
+
+def proc_stats() -> Iterator[tuple[int, list[str]]]:
+    """``(pid, fields)`` of every process, ``fields`` being ``/proc/PID/stat`` after the command
+    name: state, ppid, pgrp, ... (Linux; a process gone while we look is skipped)."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()  # after "(comm)": state, ppid, pgrp, ...
+            yield int(stat.parent.name), stat.read_text().rsplit(")", 1)[1].split()
         except (OSError, IndexError):
-            continue  # gone while we looked
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            return True
-    return False
+            continue
 
 
 def calibrate(workdir: str | Path, base: TrainConfig, save_every: int | None = None) -> dict:

@@ -110,6 +110,15 @@ def list_checkpoints(run_dir: str | Path) -> list[Path]:
     return sorted(p for p in root.iterdir() if p.is_dir() and _STEP_DIR.match(p.name))
 
 
+def _write_synced(path: Path, data: bytes | memoryview) -> None:
+    """``data`` into ``path``, flushed and fsynced: its bytes are on disk before any rename
+    publishes it, so a crash after the rename never finds a half-written file."""
+    with open(path, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+
+
 def _fsync_dir(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
@@ -159,10 +168,7 @@ def write_part(folder: Path, name: str, obj) -> dict:
     returns its sha256 and size (hashed from memory: the commit need not read the file back)."""
     folder.mkdir(parents=True, exist_ok=True)
     data = obj if isinstance(obj, memoryview) else serialize(obj)
-    with open(folder / name, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
+    _write_synced(folder / name, data)
     return {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
 
 
@@ -170,10 +176,7 @@ def write_atomic(path: Path, data: bytes | memoryview) -> None:
     """Replace ``path`` with ``data`` in one rename (written and fsynced first): readers see
     the old file or the new one, never half of one (used for ``final/``)."""
     tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
+    _write_synced(tmp, data)
     os.replace(tmp, path)
 
 
@@ -215,10 +218,7 @@ def write_manifest(tmp: Path, step: int, meta: dict, known: dict | None = None) 
         "versions": {"torch": torch.__version__, "python": platform.python_version(), "course_lib": __version__},
         **meta,
     }
-    with open(tmp / "manifest.json", "w") as f:
-        json.dump(manifest, f, indent=1, sort_keys=True)
-        f.flush()
-        os.fsync(f.fileno())
+    _write_synced(tmp / "manifest.json", json.dumps(manifest, indent=1, sort_keys=True).encode())
     _fsync_dir(tmp)  # the folder's entries on disk before its rename makes it a checkpoint
 
 
@@ -228,9 +228,7 @@ def write_latest(run_dir: str | Path, final: Path) -> None:
     verifies the folders themselves, newest first."""
     root = checkpoint_root(run_dir)
     latest_tmp = root / f"LATEST.tmp-{os.getpid()}"  # one per writer: several may commit at once
-    latest_tmp.write_text(final.name + "\n")
-    with open(latest_tmp) as f:
-        os.fsync(f.fileno())
+    _write_synced(latest_tmp, f"{final.name}\n".encode())
     os.replace(latest_tmp, root / "LATEST")
     _fsync_dir(root)
 

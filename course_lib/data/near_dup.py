@@ -24,12 +24,8 @@ _FOLD = bytes(32 if chr(c) in string.punctuation else c for c in range(256))  # 
 _MULT = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93], dtype=np.uint64)
 
 
-def shingle_words(text: str) -> list[bytes]:
-    """The words of ``text`` as bytes, ASCII case and punctuation folded away (re-posting edits do not count)."""
-    return _words([text])[0]
-
-
 def _words(texts: list[str]) -> list[list[bytes]]:
+    """Each text's words as bytes, ASCII case and punctuation folded away (re-posting edits do not count)."""
     # one pass over all texts as UTF-8 bytes: lower() and translate() run in C on the whole
     # corpus (NUL separates texts; a NUL inside a text is folded to a space first)
     blob = "\x00".join(t.replace("\x00", " ") for t in texts).encode("utf-8", "surrogatepass")
@@ -62,12 +58,6 @@ def flat_shingles(texts: list[str], k: int = 3) -> tuple[np.ndarray, np.ndarray]
             word = np.where(idx < end, ids[np.minimum(idx, len(ids) - 1)], np.uint64(0))
             h = (h ^ (word * _MULT[j % 4])) * np.uint64(0xFF51AFD7ED558CCD)
     return h, offsets
-
-
-def shingle_hashes(texts: list[str], k: int = 3) -> list[np.ndarray]:
-    """Per text, the sorted unique 64-bit hashes of its word ``k``-shingles."""
-    h, offsets = flat_shingles(list(texts), k)
-    return [np.unique(part) for part in np.split(h, offsets[1:])]
 
 
 def lsh_params(threshold: float, num_perm: int, target: float = 0.99) -> tuple[int, int]:

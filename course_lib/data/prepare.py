@@ -17,6 +17,8 @@ from typing import Any, cast
 
 import torch
 
+from course_lib.data.batching import pad_batch
+
 CACHE_VERSION = 3  # bump when cleaning, dedup, splitting or load_tokenizer changes what a cache file holds
 
 
@@ -46,15 +48,10 @@ class TokenSplit:
 
     def batch(self, indices: list[int], pad_id: int) -> dict[str, torch.Tensor]:
         """``input_ids`` + ``attention_mask`` + ``label`` of these samples, padded to their longest
-        member (dynamic padding), straight from the flat tensors."""
-        starts, ends = self.offsets[indices], self.offsets[[i + 1 for i in indices]]
-        width = max(int((ends - starts).max()), 1)
-        ids = torch.full((len(indices), width), pad_id, dtype=torch.long)
-        mask = torch.zeros((len(indices), width), dtype=torch.long)
-        for row, (s, e) in enumerate(zip(starts.tolist(), ends.tolist())):
-            ids[row, : e - s] = self.tokens[s:e]
-            mask[row, : e - s] = 1
-        return {"input_ids": ids, "attention_mask": mask, "label": self.labels[indices]}
+        member (dynamic padding, :func:`~course_lib.data.batching.pad_batch`; at least one column)."""
+        starts, ends = self.offsets[indices].tolist(), self.offsets[[i + 1 for i in indices]].tolist()
+        rows = [{"input_ids": self.tokens[s:e]} for s, e in zip(starts, ends)]
+        return {**pad_batch(rows, pad_id, max_length=1), "label": self.labels[indices]}
 
     def to_dict(self) -> dict:
         return {"tokens": self.tokens, "offsets": self.offsets, "labels": self.labels, "ids": self.ids}

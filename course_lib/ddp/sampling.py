@@ -62,14 +62,10 @@ class ResumableDistributedSampler(DistributedSampler):
             return global_batch[self.rank * size:(self.rank + 1) * size]
         return global_batch[self.rank::self.num_replicas]
 
-    def batches(self) -> Iterator[list[int]]:
-        """This rank's index lists, one per step, from the current position to the epoch's end."""
-        for chunk in self.global_batches():
-            yield self.share(chunk)
-
     def __iter__(self) -> Iterator[int]:
-        for batch in self.batches():
-            yield from batch
+        """This rank's indices, step by step, from the current position to the epoch's end."""
+        for chunk in self.global_batches():
+            yield from self.share(chunk)
 
     def __len__(self) -> int:
         return (self.steps_per_epoch - self.start_step) * (self.global_batch_size // self.num_replicas)

@@ -1,14 +1,6 @@
-"""Connecting the :class:`~course_lib_audit_probe.Probe` to a process's libraries, each as it is
-imported (stdlib + torch only; called by this folder's ``sitecustomize``).
-
-* torch: the global optimizer-step hooks (every ``optimizer.step()``, a closure's too), every
-  backward pass, ``torch.save``/``torch.load``, the RNG setters, each batch a ``DataLoader``
-  hands out (in the main process: a DataLoader worker records nothing), each pass of a loader
-  and of a ``DistributedSampler``, a ``GradScaler``'s scale, the ``AveragedModel`` s (EMA, SWA);
-* safetensors: ``save_file``/``save`` and ``load_file``/``load``/``safe_open`` (Hugging Face's
-  ``save_pretrained``, accelerate's ``save_state``);
-* NumPy's and Python's RNG setters; ``os.fsync``, ``os.replace``/``os.rename`` (where an
-  in-memory save reaches a file), ``os._exit`` and interpreter exit (the final state).
+"""Connecting the :class:`~course_lib_audit_probe.Probe` to a process's libraries (torch,
+safetensors, NumPy, ``random``, ``os``), each as it is imported (stdlib + torch only; called by
+this folder's ``sitecustomize``). What is watched, and what cannot be: docs/audit.md.
 
 Each wrapper calls the original and returns what it returns; a module imported by name
 before the wrap (``from safetensors.torch import save_file``) is wrapped first, because the wrap

@@ -1,19 +1,12 @@
 """The audit's observer inside every Python process of an audited run (stdlib + torch only).
 
-The folder that holds this file is first on the run's ``PYTHONPATH``, so every interpreter the
-run starts (each rank under torchrun or ``mp.spawn``, a forkserver and its children) imports
+This folder is first on the run's ``PYTHONPATH``, so every interpreter the run starts imports
 ``sitecustomize`` from it, which installs one :class:`Probe` (:mod:`course_lib_audit_install`
-connects it to torch and the libraries). Nothing is imported from the kit: the audited script
-runs with whatever Python it names, as long as that Python has torch.
-
-The probe changes no value the script computes. It writes one JSON line per event to
-``$out/<pid>-<ns>.jsonl`` (the records: :mod:`course_lib_audit_schema`): per optimizer step the
-digests of what the step read and wrote, each save and load, each RNG seeded or restored, each
-data pass, the fault it delivered, the state as the process leaves.
-
-A fault (``$COURSE_LIB_AUDIT``'s ``fault``) is real: SIGKILL or SIGTERM sent to this process as
-the optimizer step ``at`` (counted in the reference run's steps) begins, or half of a
-checkpoint's bytes written and then SIGKILL (``during-save``).
+connects it to the libraries). Nothing is imported from the kit: the audited script runs with
+whatever Python it names, as long as that Python has torch. The probe changes no value the
+script computes; it writes one JSON line per event to ``$out/<pid>-<ns>.jsonl``
+(:mod:`course_lib_audit_schema`) and delivers ``$COURSE_LIB_AUDIT``'s ``fault``, a real one, as
+the optimizer step ``at`` (the reference run's numbering) begins. How it watches: docs/audit.md.
 """
 from __future__ import annotations
 

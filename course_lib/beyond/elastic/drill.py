@@ -1,7 +1,7 @@
 """Nodes lost and gained back, for real: torchrun agents on this machine play the nodes.
 
 :func:`node_drill` starts the nodes (one torchrun agent and one rank each, with the commands of
-:func:`course_lib._runtime.torchrun.torchrun_command`, ``--reduction invariant --resume auto``) and
+:func:`course_lib.beyond.elastic.commands.elastic_parts`, ``--reduction invariant --resume auto``) and
 carries out a plan: ``("lose", 15)`` kills the last node whole (its agent and its worker,
 SIGKILL) once the run has passed step 15; ``("gain", 30)`` starts a node (a new one, with its
 own torchrun agent: a replacement machine) once the run has passed step 30; ``("crash", 10)``
@@ -31,10 +31,12 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from course_lib._runtime.portability import free_port
 from course_lib.beyond.elastic.commands import ElasticSettings, elastic_parts
+from course_lib.beyond.random_failures import proc_stats
 from course_lib.config import TrainConfig
 from course_lib.watch.monitor import ledger_ranks, read_attempts, read_jsonl, read_ledger
 
@@ -57,15 +59,7 @@ def _start_node(cfg: TrainConfig, node: int, port: int, reform: str, settings: E
 
 def _children(pid: int) -> list[int]:
     """Processes whose parent is ``pid`` (Linux ``/proc``)."""
-    out = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == pid:
-            out.append(int(stat.parent.name))
-    return out
+    return [child for child, fields in proc_stats() if int(fields[1]) == pid]
 
 
 def _newest_step(run_dir: str) -> int:
@@ -85,11 +79,13 @@ def _newest_step(run_dir: str) -> int:
     return newest
 
 
-def _wait_for_step(run_dir: str, step: int, agent: subprocess.Popen, deadline: float) -> None:
-    while _newest_step(run_dir) < step:
+def _wait_until(ready: Callable[[], bool], agent: subprocess.Popen, deadline: float, failed: str, run_dir,
+                pause: float = 0.05) -> None:
+    """Poll ``ready`` until it holds; ``RuntimeError(failed)`` once node 0's ``agent`` ends or the deadline passes."""
+    while not ready():
         if agent.poll() is not None or time.time() > deadline:
-            raise RuntimeError(f"the run never reached step {step} (see {run_dir}/elastic-node*.log)")
-        time.sleep(0.02)
+            raise RuntimeError(f"{failed} (see {run_dir}/elastic-node*.log)")
+        time.sleep(pause)
 
 
 def _wait_for_world(run_dir: str, since: float, world: int, agent: subprocess.Popen, deadline: float) -> None:
@@ -99,10 +95,7 @@ def _wait_for_world(run_dir: str, since: float, world: int, agent: subprocess.Po
         formed = [a["generation"] for a in read_attempts(run_dir) if a["started"] > since and a.get("world_size") == world]
         rows = read_jsonl(Path(run_dir) / "elastic.jsonl")
         return any(sum(r["generation"] == g and "ready" in r for r in rows) == world for g in formed)
-    while not ready():
-        if agent.poll() is not None or time.time() > deadline:
-            raise RuntimeError(f"the restarted worker never joined again (see {run_dir}/elastic-node*.log)")
-        time.sleep(0.05)
+    _wait_until(ready, agent, deadline, "the restarted worker never joined again", run_dir)
 
 
 def node_drill(cfg: TrainConfig, plan: list[tuple[str, int]], nodes: int = 2, reform: str = "in-process",
@@ -123,12 +116,11 @@ def node_drill(cfg: TrainConfig, plan: list[tuple[str, int]], nodes: int = 2, re
         _record(run_dir, event="start", node=node)
     events, started = [], nodes - 1
     try:
-        while not (run_dir / "metrics" / f"rank{nodes - 1}.jsonl").exists():  # the group has them all
-            if agents[0].poll() is not None or time.time() > deadline:
-                raise RuntimeError(f"the {nodes} nodes never trained together (see {run_dir}/elastic-node*.log)")
-            time.sleep(0.05)
+        _wait_until((run_dir / "metrics" / f"rank{nodes - 1}.jsonl").exists, agents[0], deadline,  # the group has them all
+                    f"the {nodes} nodes never trained together", run_dir)
         for what, step in plan:
-            _wait_for_step(cfg.run_dir, step, agents[0], deadline)
+            _wait_until(lambda: _newest_step(cfg.run_dir) >= step, agents[0], deadline,  # noqa: B023 - called at once
+                        f"the run never reached step {step}", run_dir, pause=0.02)
             if what == "lose":
                 events.append(_lose_node(agents, run_dir, step))
             elif what == "crash":

@@ -10,7 +10,7 @@ tensors alone a fraction of it.
 
 Both sides compute :func:`training_state_digest` (a sha256 of every tensor and number, by name,
 so it does not depend on how the state was packed): the receiver checks its digest against the
-sender's, and anyone can check it against the checkpoint of the same step. The checkpoint is still \
+sender's, and anyone can check it against the checkpoint of the same step. The checkpoint is still
 written: disk stays the fallback.
 """
 from __future__ import annotations
@@ -22,10 +22,7 @@ from collections import OrderedDict
 import torch
 import torch.distributed as dist
 
-from course_lib.checkpoint import store as ckpt
 from course_lib.ddp.consistency import state_digest
-
-STATE_PARTS = ckpt.STATE_PARTS  # model.pt, optimizer.pt, scheduler.pt, trainer.pt
 
 
 def training_state_digest(parts: dict) -> str:
