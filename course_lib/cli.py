@@ -128,32 +128,26 @@ def _cmd_advise(args) -> int:
 
 
 def _cmd_audit(args) -> int:
-    from course_lib.audit import AuditError
-
-    try:
-        return _audit(args)
-    except AuditError as err:  # the audit's own error type: one line, exit code 2, like every other
-        raise ConfigError(str(err)) from None
-
-
-def _audit(args) -> int:
     import shlex
 
-    from course_lib.audit import audit
+    from course_lib.audit import AuditError, audit
 
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     resume = shlex.split(args.resume_command) if args.resume_command else None
     options = {"faults": args.fault or args.faults, "per_run": args.per_run, "seed": args.seed, "kinds": tuple(args.kinds),
                "every": args.every, "timeout": args.timeout, "grace": args.grace, "budget": args.budget,
                "strict": args.strict, "references": args.references}
-    if args.each:
-        from course_lib.audit.classroom import audit_each, classroom_text
+    try:
+        if args.each:
+            from course_lib.audit.classroom import audit_each, classroom_text
 
-        rows = audit_each(args.each, command, resume, out=args.out, **options)
-        print(classroom_text(rows))
-        return 0 if all(r["exit_code"] == 0 for r in rows) else 1
-    report = audit(command, resume, out=args.out, **options)
-    print(report.text())
+            rows = audit_each(args.each, command, resume, out=args.out, **options)
+            print(classroom_text(rows))
+            return 0 if all(r["exit_code"] == 0 for r in rows) else 1
+        report = audit(command, resume, out=args.out, **options)
+        print(report.text())
+    except AuditError as err:  # the audit's own error type: one line, exit code 2, like every other
+        raise ConfigError(str(err)) from None
     print(f"report: {report.out / 'report.json'}")
     return report.exit_code
 
@@ -237,6 +231,8 @@ COMMANDS = {
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from course_lib.beyond.elastic.commands import ElasticSettings
+
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--debug", action="store_true",
                         help="show the full traceback of an error instead of one line (or set COURSE_LIB_DEBUG=1)")
@@ -261,7 +257,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "whose survivors save the last finished step when a rank is killed (course_lib.beyond)")
     t = command("train", _cmd_train)
     TrainConfig.add_arguments(t, choices={"reduction": REDUCTION_NAMES})
-    _elastic_options(t)
+    ElasticSettings.add_arguments(t)
     c = command("compare", _cmd_compare)
     c.add_argument("run_a", help="a run directory")
     c.add_argument("run_b", help="the run directory to compare it with")
@@ -289,12 +285,6 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a teacher's edition: each notebook ends with its exercises' reference solutions, labelled")
     _audit_options(command("audit", _cmd_audit))
     return parser
-
-
-def _elastic_options(p: argparse.ArgumentParser) -> None:
-    from course_lib.beyond.elastic.commands import ElasticSettings
-
-    ElasticSettings.add_arguments(p)
 
 
 def _audit_options(p: argparse.ArgumentParser) -> None:

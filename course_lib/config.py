@@ -195,10 +195,6 @@ class TrainConfig:
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps(self.to_dict(), indent=2, sort_keys=True))
 
-    @classmethod
-    def load(cls, path: str | Path) -> TrainConfig:
-        return cls.from_dict(json.loads(Path(path).read_text()))
-
     def shape_hash(self) -> str:
         """Hash of the keys that a checkpoint must agree with (see :data:`SHAPE_KEYS`)."""
         blob = json.dumps({k: getattr(self, k) for k in SHAPE_KEYS}, sort_keys=True)

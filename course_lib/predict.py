@@ -79,11 +79,6 @@ def load_classifier(run_dir: str | Path) -> Classifier:
     return Classifier(model.eval(), tokenizer, cfg, folder / "model.pt")
 
 
-def predict(run_dir: str | Path, texts: str | list[str]) -> list[dict]:
-    """``[{label, probability, positive, text}]``: ``texts`` labelled by the run's model."""
-    return load_classifier(run_dir).predict(texts)
-
-
 def out_of_domain(run_dir: str | Path, limit: int | None = None) -> dict:
     """``{accuracy, count, source}`` of the run's model on the offline package's 8,530 Rotten Tomatoes
     sentences (``limit``: an evenly spaced subset): critics' one-liners, not the reviews it learned."""

@@ -69,7 +69,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     rows = getattr(config, "exercise_rows", [])
     if not config.getoption("--exercises") or not rows:
         return
-    from course_lib.exercises.grading import write_summary
+    from grading import write_summary
 
     terminalreporter.section("exercises")
     for r in rows:

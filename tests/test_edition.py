@@ -5,6 +5,7 @@ import pytest
 
 from bench import notebook_times
 from course_lib.lab import edition
+from course_lib.lab.i18n import tr
 
 SOLUTION_LINE = "start += size - overlap"  # a line of 01.chunk's reference solution
 
@@ -85,7 +86,7 @@ def test_static_copy_drops_progress_bars_and_names_widgets():
     nb.cells[0].outputs = [nbformat.v4.new_output("display_data", {"text/plain": " 0%|   | 0/3", edition.WIDGET: widget}),
                            nbformat.v4.new_output("display_data", {"text/plain": "VBox(...)", edition.WIDGET: widget})]
     edition.make_static(nb, "zh")
-    assert [o["data"]["text/plain"] for o in nb.cells[0].outputs] == [edition.STATIC_NOTE["zh"]]
+    assert [o["data"]["text/plain"] for o in nb.cells[0].outputs] == [tr(edition.STATIC_NOTE, "zh")]
 
 
 def test_static_copy_replaces_a_live_tensorboard_frame():
@@ -98,7 +99,7 @@ def test_static_copy_replaces_a_live_tensorboard_frame():
             'const url = new URL("/", window.location); url.port = 6006;</script>'
     nb.cells[0].outputs = [nbformat.v4.new_output("display_data", {"text/html": frame, "text/plain": "<IPython...>"})]
     edition.make_static(nb, "en")
-    assert nb.cells[0].outputs[0]["data"] == {"text/plain": edition.LIVE_NOTE["en"]}
+    assert nb.cells[0].outputs[0]["data"] == {"text/plain": edition.LIVE_NOTE}
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

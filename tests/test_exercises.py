@@ -18,9 +18,9 @@ from course_lib._runtime.rank_start import load_module
 from course_lib.config import TrainConfig
 from course_lib.exercises import EXERCISES, check, hint, quiz, solution, solution_of
 from course_lib.exercises.carry import CannotCarry, write_module
-from course_lib.exercises.grading import find_submissions, grade_one
 from course_lib.exercises.quiz import QUESTIONS, options
 from tests.conftest import REPO
+from tests.grading import find_submissions, grade_one
 from tests.helpers import solution_lines
 
 SPAWNING = {ex for ex, e in EXERCISES.items() if e.spawns}

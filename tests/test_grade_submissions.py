@@ -3,8 +3,7 @@
 One test per learner and exercise found in DIR (layout: docs/exercises.md); without
 ``--exercises`` the test is skipped."""
 import pytest
-
-from course_lib.exercises.grading import find_submissions, grade_one
+from grading import find_submissions, grade_one
 
 
 def pytest_generate_tests(metafunc):

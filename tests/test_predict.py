@@ -1,4 +1,4 @@
-"""Using a trained run: predict() and ``python -m course_lib predict``, the review box, the
+"""Using a trained run: load_classifier(run).predict and ``python -m course_lib predict``, the review box, the
 out-of-domain score, and the errors for runs that cannot be used."""
 import json
 import shutil
@@ -14,7 +14,7 @@ from helpers import small_cfg  # noqa: E402
 from course_lib.checkpoint.store import CheckpointError  # noqa: E402
 from course_lib.config import ConfigError  # noqa: E402
 from course_lib.ddp.launch import launch  # noqa: E402
-from course_lib.predict import load_classifier, out_of_domain, predict  # noqa: E402
+from course_lib.predict import load_classifier, out_of_domain  # noqa: E402
 
 # one worker runs the whole file (its module fixture is trained once): .ci/run uses --dist loadgroup
 pytestmark = pytest.mark.xdist_group("test_predict")
@@ -34,11 +34,11 @@ def test_predict_uses_the_runs_final_weights(run):
     saved = torch.load(run / "final" / "model.pt", weights_only=True)
     assert clf.weights == run / "final" / "model.pt" and not clf.model.training
     assert all(torch.equal(v, saved[k]) for k, v in clf.model.state_dict().items())
-    out = predict(run, REVIEWS)
+    out = clf.predict(REVIEWS)
     assert [p["label"] for p in out] == ["positive", "negative"], out  # 3 epochs of bag learn these words
     assert all(0.5 <= p["probability"] <= 1 and abs(p["positive"] - (p["probability"] if p["label"] == "positive"
                else 1 - p["probability"])) < 1e-3 for p in out)
-    assert predict(run, REVIEWS[0]) == out[:1]  # one string is one review, and the answer is deterministic
+    assert load_classifier(run).predict(REVIEWS[0]) == out[:1]  # one string is one review, and the answer is deterministic
 
 
 def test_unfinished_run_uses_its_newest_valid_checkpoint(run, tmp_path):
@@ -69,7 +69,7 @@ def test_runs_that_cannot_be_used(run, tmp_path):
     with pytest.raises(CheckpointError, match="weights_only"):
         load_classifier(odd)
     with pytest.raises(ConfigError, match="empty"):
-        predict(run, ["fine", "  <br />  "])
+        load_classifier(run).predict(["fine", "  <br />  "])
 
 
 def test_predict_command_line(run, tmp_path, capsys, monkeypatch):

@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 from helpers import small_cfg
 
-from course_lib.config import TrainConfig
 from course_lib.lab import references
 from course_lib.lab.drills import ensure_reference
+from course_lib.paths import read_config
 from course_lib.watch.compare import compare_runs
 
 
@@ -72,7 +72,7 @@ def test_a_copied_reference_is_the_trained_one_and_other_settings_train_again(tm
     cfg = small_cfg(tmp_path / "a", max_steps=8)
     ensure_reference(cfg)
     ensure_reference(cfg.replace(run_dir=str(tmp_path / "b")))  # from the cache
-    assert TrainConfig.load(tmp_path / "b" / "config.json").run_dir == str(tmp_path / "b")
+    assert read_config(tmp_path / "b").run_dir == str(tmp_path / "b")
     assert compare_runs(tmp_path / "a", tmp_path / "b")["identical"]
     # a finished run of other settings in the folder (a notebook rerun after a parameter changed)
     ensure_reference(cfg.replace(run_dir=str(tmp_path / "b"), max_steps=6))

@@ -110,16 +110,17 @@ def test_checkpoints_sort_by_epoch_not_as_strings(tmp_path):
     assert list(textbook.checkpoints(tmp_path)) == ["model_epoch_2.pth", "model_epoch_4.pth", "model_epoch_10.pth"]
 
 
-def test_a_rank_that_fails_without_being_killed_raises_with_its_own_last_words(tmp_path):
+def test_a_rank_that_fails_without_being_killed_raises_with_its_own_last_words(tmp_path, monkeypatch):
     """A killed rank is the lesson and is reported; one that exits non-zero by itself is a
     failure, and its error (the end of its log, where its stderr goes) is in the exception."""
     from course_lib.ddp.launch import RankFailed
     from course_lib.textbook.run import BookSettings, run_ranks
 
-    worker = tmp_path / "worker.py"
-    worker.write_text("import sys\n\ndef train(rank, world_size, settings):\n"
-                      "    print(f'rank {rank}: the data file is gone')\n    sys.exit(3)\n")
-    settings = BookSettings(run_dir=str(tmp_path / "run"), data_file="unused", epochs=1, worker=str(worker))
+    (tmp_path / "failing_book_worker.py").write_text("import sys\n\ndef train(rank, world_size, settings):\n"
+                                                     "    print(f'rank {rank}: the data file is gone')\n    sys.exit(3)\n")
+    monkeypatch.syspath_prepend(tmp_path)  # the ranks get this process's sys.path
+    settings = BookSettings(run_dir=str(tmp_path / "run"), data_file="unused", epochs=1,
+                            worker="failing_book_worker:train")
     with pytest.raises(RankFailed, match=r"exited with code 3 after step 0; it was not killed") as err:
         run_ranks(settings, 2, timeout=60)
     assert "the data file is gone" in str(err.value)

@@ -33,31 +33,25 @@ class Fail(Exception):
         self.diagnosis, self.details = diagnosis, details or {}
 
 
-class LearnerError(Fail):
-    """The learner's code raised: their traceback, short (their frames only)."""
-
-
-def short_traceback(err: BaseException, keep: Callable[[str], bool] | None = None) -> str:
+def short_traceback(err: BaseException) -> str:
     """The frames of ``err`` that belong to the learner (not to course_lib, torch or Python),
-    and the error line; the whole traceback when none is theirs."""
+    and the error line; the last three frames when none is theirs."""
     frames = traceback.extract_tb(err.__traceback__)
-    keep = keep or (lambda filename: "course_lib" not in filename and "site-packages" not in filename
-                    and "/lib/python" not in filename)
-    mine = [f for f in frames if keep(f.filename)] or frames[-3:]
-    lines = [f'  File "{f.filename}", line {f.lineno}, in {f.name}\n    {f.line}' for f in mine]
+    mine = [f for f in frames if not any(part in f.filename for part in ("course_lib", "site-packages", "/lib/python"))]
+    lines = [f'  File "{f.filename}", line {f.lineno}, in {f.name}\n    {f.line}' for f in mine or frames[-3:]]
     return "\n".join(lines + [f"{type(err).__name__}: {err}"])
 
 
 def learner_call(exercise: str, lang: str, fn: Callable, *args, **kwargs):
-    """Call the learner's ``fn``; an exception becomes a :class:`LearnerError` that shows it."""
+    """Call the learner's ``fn``; an exception becomes a :class:`Fail` that shows it (their traceback, short)."""
     try:
         return fn(*args, **kwargs)
     except Fail:
         raise
     except Exception as err:
-        raise LearnerError(say(lang, "{ex}: your {fn}() raised an exception:\n{tb}",
-                               "{ex}：你的 {fn}() 抛出了异常：\n{tb}", ex=exercise,
-                               fn=getattr(fn, "__name__", "function"), tb=short_traceback(err))) from None
+        raise Fail(say(lang, "{ex}: your {fn}() raised an exception:\n{tb}",
+                       "{ex}：你的 {fn}() 抛出了异常：\n{tb}", ex=exercise,
+                       fn=getattr(fn, "__name__", "function"), tb=short_traceback(err))) from None
 
 
 @dataclass

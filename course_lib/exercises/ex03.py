@@ -154,34 +154,12 @@ def _check_split(funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
 EVAL_MODEL_STEPS, EVAL_LR, TOLERANCE = 32, 2e-2, 1e-6
 
 
-class HeldOutReviews(torch.utils.data.Dataset):
-    """The chapter's ``IMDBReviews`` of the first ``n`` held-out reviews: ``dataset[i]`` holds
-    ``input_ids``, ``label`` and ``id``; ``pad_id`` and ``vocab_size`` as the chapter's. An index past
-    ``n`` raises ``IndexError``, so that iterating over it ends."""
-
-    def __init__(self, data_file: str, n: int):
-        from course_lib.textbook.book import IMDBReviews
-
-        self.reviews = IMDBReviews(data_file, "test", n)
-        self.n, self.pad_id, self.vocab_size = self.reviews.n, self.reviews.pad_id, self.reviews.vocab_size
-
-    def __len__(self) -> int:
-        return self.n
-
-    def __getitem__(self, i) -> dict:
-        i = int(i)
-        i = i + self.n if i < 0 else i
-        if not 0 <= i < self.n:
-            raise IndexError(f"review {i} of {self.n}")
-        return self.reviews[i]
-
-
 class WatchedModel(torch.nn.Module):
     """The model handed to the learner, recording which reviews it scores (each row's real tokens,
     where ``attention_mask`` is 1, looked up among the dataset's reviews: -1 for a row that is none of
     them) and how many rows it scored in training mode (dropout on)."""
 
-    def __init__(self, model: torch.nn.Module, dataset: HeldOutReviews):
+    def __init__(self, model: torch.nn.Module, dataset: torch.utils.data.Dataset):
         super().__init__()
         self.model, self.scored, self.rows_training = model, [], 0
         self.index = {tuple(dataset[i]["input_ids"]): i for i in range(len(dataset))}  # unique: deduplicated
@@ -223,12 +201,13 @@ def eval_worker(rank: int, world_size: int, settings: BookSettings) -> None:
     group; what it returned and the reviews the model scored go to ``DIR/eval-rank{R}.json``."""
     from course_lib._runtime.rank_start import hold_process_group, load_module
     from course_lib.data.prepare import PreparedData
+    from course_lib.textbook.book import IMDBReviews
 
     task = json.loads(Path(settings.run_dir, "task.json").read_text())
     evaluate = load_module(settings.learner).evaluate
     dist.init_process_group("gloo", rank=rank, world_size=world_size)
     hold_process_group()  # the rank leaves through os._exit: no destructor joins gloo's threads
-    dataset = HeldOutReviews(settings.data_file, task["n"])
+    dataset = IMDBReviews(settings.data_file, "test", task["n"])
     model = WatchedModel(eval_model(PreparedData.load(settings.data_file)), dataset)
     got = evaluate(model, dataset, rank, world_size)
     try:

@@ -96,10 +96,9 @@ def pick_scenarios(exercise: str, seed: int) -> list[tuple[int, str]]:
     return picked
 
 
-def _learner_failure(run_dir: Path, lang: str, ex_id: str, context: str = "") -> Fail:
-    text = (run_dir / "learner_error.txt").read_text()
-    return Fail(context + say(lang, "{ex}: your code raised an exception:\n{tb}", "{ex}：你的代码抛出了异常：\n{tb}",
-                              ex=ex_id, tb=text))
+def _learner_failure(run_dir: Path, lang: str, ex_id: str) -> Fail:
+    return Fail(say(lang, "{ex}: your code raised an exception:\n{tb}", "{ex}：你的代码抛出了异常：\n{tb}",
+                    ex=ex_id, tb=(run_dir / "learner_error.txt").read_text()))
 
 
 ATOMIC = ("write a temporary file, flush + os.fsync it, then os.replace it onto the path",

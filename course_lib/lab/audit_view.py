@@ -3,18 +3,14 @@ finding, with its fix) and the verdict in one line.
 
 :mod:`course_lib.audit` writes English; its findings keep their facts as data (the fault, the
 RNGs, the numbers), so the Chinese edition says every line in Chinese here, through the
-templates below (the English template is the key, as in :mod:`course_lib.lab.i18n`).
+templates below (keyed by the finding's kind; the tables' own words are :mod:`course_lib.lab.i18n`'s).
 """
 from __future__ import annotations
 
 import pandas as pd
 
 from course_lib.audit.report import Report
-from course_lib.lab.i18n import resolve
-
-# the tables' words: column names and cells (English is the key)
-WORDS_ZH = {"finding": "问题", "faults": "出现次数", "fix": "修正",
-            "nothing: every fault resumed bit-identically": "没有：每次故障之后的续训都逐位相同"}
+from course_lib.lab.i18n import resolve, tr
 
 FAULT_ZH = {"sigkill": "第 {at} 步开始时{who}被 SIGKILL 杀掉", "sigterm": "第 {at} 步开始时{who}收到 SIGTERM",
             "during-save": "第 {at} 步之后的保存写到一半时{who}被 SIGKILL 杀掉",
@@ -137,10 +133,6 @@ VERDICT_ZH = {"deterministic": ("不确定：脚本本身不是确定性的，�
               "runs": "不是逐位相同：{n} 次被中断的训练中，有 {bad} 次没能与从未中断的训练逐位相同"}
 
 
-def _say(key: str, lang: str) -> str:
-    return WORDS_ZH.get(key, key) if lang == "zh" else key
-
-
 def _tidy(text: str) -> str:
     """A space between Chinese and Latin words, none after a Chinese comma, never two."""
     return text.replace("  ", " ").replace("， ", "，").replace("（ ", "（").strip()
@@ -171,10 +163,10 @@ def audit_findings(report: Report, lang: str | None = None) -> pd.DataFrame:
     rows = []
     for f in report.findings:
         line, fix = finding_line(f, lang)
-        rows.append({_say("finding", lang): line, _say("faults", lang): f.count, _say("fix", lang): fix or "-"})
+        rows.append({tr("finding", lang): line, tr("faults", lang): f.count, tr("fix", lang): fix or "-"})
     if not rows:
-        rows.append({_say("finding", lang): _say("nothing: every fault resumed bit-identically", lang),
-                     _say("faults", lang): report.faults, _say("fix", lang): "-"})
+        rows.append({tr("finding", lang): tr("nothing: every fault resumed bit-identically", lang),
+                     tr("faults", lang): report.faults, tr("fix", lang): "-"})
     return pd.DataFrame(rows, index=pd.RangeIndex(1, len(rows) + 1))
 
 

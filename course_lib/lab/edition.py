@@ -23,8 +23,8 @@ import time
 from pathlib import Path
 
 from course_lib.config import ConfigError
+from course_lib.lab.i18n import LANGS, tr
 
-LANGS = ("en", "zh")
 # small parameters: the same real work, shrunk (the notebook tests use them)
 SMALL = {
     "01_data_cleaning_dedup.ipynb": {"LIMIT": 2000, "PLANTED": 50},
@@ -101,13 +101,11 @@ def execute(path: Path, parameters: dict | None = None, cwd: Path | None = None,
 
 WIDGET = "application/vnd.jupyter.widget-view+json"
 PROGRESS = re.compile(r"\d+%\|")
-STATIC_NOTE = {"en": "(an interactive widget: open the notebook in JupyterLab to use it)",
-               "zh": "（交互控件：在 JupyterLab 中打开 notebook 才能使用）"}
+# what a page says in place of a widget, and of a live server's frame (their Chinese: i18n.LABELS)
+STATIC_NOTE = "(an interactive widget: open the notebook in JupyterLab to use it)"
 LIVE_SERVER = re.compile(r"<iframe|localhost:\d+|window\.location", re.I)  # a frame of a server running beside the kernel
-LIVE_NOTE = {"en": "(TensorBoard ran live here, beside the kernel; the panels below are the same curves, read back "
-                   "from the run's event files)",
-             "zh": "（这里原本是在内核旁边实时运行的 TensorBoard；下面的面板就是同样的曲线，"
-                   "从这次训练的事件文件里读回来的）"}
+LIVE_NOTE = "(TensorBoard ran live here, beside the kernel; the panels below are the same curves, read back from the " \
+            "run's event files)"
 
 
 def make_static(nb, lang: str) -> None:
@@ -123,9 +121,9 @@ def make_static(nb, lang: str) -> None:
             if WIDGET in data:
                 if PROGRESS.search(data.get("text/plain", "")):
                     continue
-                out["data"] = {"text/plain": STATIC_NOTE[lang]}
+                out["data"] = {"text/plain": tr(STATIC_NOTE, lang)}
             elif LIVE_SERVER.search(str(data.get("text/html", "")) + str(data.get("application/javascript", ""))):
-                out["data"] = {"text/plain": LIVE_NOTE[lang]}
+                out["data"] = {"text/plain": tr(LIVE_NOTE, lang)}
             kept.append(out)
         cell["outputs"] = kept
 

@@ -56,7 +56,6 @@ LABELS = {
     "optimum": "最优间隔",
     "every {k} steps, expected loss {loss:.1%} of wall time": "每 {k} 步保存一次，预计浪费总用时的 {loss:.1%}",
     "every 10 epochs = {k} steps: expected loss {loss:.1%}": "每 10 个 epoch（{k} 步）保存一次：预计浪费总用时的 {loss:.1%}",
-    "this run saved every {k} steps: expected loss {loss:.1%}": "本次训练每 {k} 步保存一次：预计浪费总用时的 {loss:.1%}",
     "predict": "预测",
     "type a review": "输入一条英文影评（模型是用英文影评训练的）",
     "positive": "正面",
@@ -70,9 +69,6 @@ LABELS = {
     "ignored (all ones)": "忽略（全为 1）",
     "same answer as alone": "与单独打分时的判断相同",
     "largest change in P(positive)": "P(正面) 的最大变化",
-    "early loss": "前期损失",
-    "late loss": "后期损失",
-    "falls with the others?": "与其他 Rank 同步下降？",
     "yes": "是",
     "NO": "否",
     # figures (course_lib.lab.plots): titles, axes, legends; the notebooks' titles too (their code cells are English)
@@ -178,8 +174,6 @@ LABELS = {
     "precision": "精确率",
     "samples/s": "每秒样本数",
     "vs the first": "与第一行之比",
-    "parameter count": "参数量",
-    "gradient MB": "梯度的数据量（MB）",
     "ranks vs {n}": "进程总数（与 {n} 个 Rank 比较）",
     "file": "文件",
     "holds": "内容",
@@ -196,8 +190,6 @@ LABELS = {
     "where in the data to continue; which run this is": "从数据的哪里接着读；这是哪一次训练",
     "Python, NumPy, torch (and CUDA) RNG states of one rank": "一个 Rank 的 Python、NumPy、torch（和 CUDA）随机数生成器状态",
     "dropout masks continue exactly (no-rng mode diverges)": "dropout 掩码精确接续（no-rng 方式会出现分歧）",
-    "not needed by this run: the invariant reduction seeds each micro-batch's dropout from (seed, step, index)":
-        "这次训练用不到：不变归约按 (seed, step, index) 为每个微批次的 dropout 设种子",
     "sha256 + size of every file, step, world size, versions": "每个文件的 sha256 和大小、步数、进程总数、版本",
     "proves the checkpoint is complete and undamaged": "证明检查点完整、没有损坏",
     "review": "影评",
@@ -290,7 +282,6 @@ LABELS = {
     "windows": "窗口数",
     "reviews per rank per epoch": "每个 Rank 每个 epoch 的影评数",
     "steps per epoch": "每个 epoch 的步数",
-    "steps the run took": "这次训练的总步数",
     "epochs": "epoch 数",
     "verify exit code (0 = every checkpoint valid)": "verify 的退出码（0 = 每个检查点都有效）",
     "was killed by {signal}": "被 {signal} 杀掉",
@@ -376,11 +367,6 @@ LABELS = {
     "checkpoint bytes per parameter": "检查点每个参数的字节数",
     "storage writes (TB/s)": "存储写入速度（TB/s）",
     "restart (minutes)": "重启开销（分钟）",
-    # notebook 03, the run's settings (tables.facts of a TrainConfig)
-    "global batch size": "全局批次大小",
-    "warmup steps": "预热步数",
-    "grad clip": "梯度裁剪阈值",
-    "save every steps": "每隔多少步保存",
     # notebook 03, one all-reduce over each link (scaling.allreduce_frame)
     "where": "位置", "inside one machine": "同一节点内", "between machines": "节点之间", "link": "链路",
     # notebook 04, the figures of a long run (tables.real_scale_figures)
@@ -393,6 +379,15 @@ LABELS = {
     "examples": "例子",
     # notebook 05, deep-dive D
     "P(positive)": "P(正面)",
+    # notebook 05, the audit's findings (audit_view.audit_findings)
+    "finding": "问题", "faults": "出现次数", "fix": "修正",
+    "nothing: every fault resumed bit-identically": "没有：每次故障之后的续训都逐位相同",
+    # the executed edition's notes (edition.make_static)
+    "(an interactive widget: open the notebook in JupyterLab to use it)":
+        "（交互控件：在 JupyterLab 中打开 notebook 才能使用）",
+    "(TensorBoard ran live here, beside the kernel; the panels below are the same curves, read back from the run's "
+    "event files)":
+        "（这里原本是在内核旁边实时运行的 TensorBoard；下面的面板就是同样的曲线，从这次训练的事件文件里读回来的）",
 }
 
 

@@ -45,7 +45,7 @@ def histogram(values, title: str, xlabel: str, bins: int = 60, labels=None, clip
     """One or several histograms on one axis (``values`` a list of arrays when ``labels``).
     Used in notebook 01 (§2) and notebook 02 (§4)."""
     t = _words(lang)
-    fig, ax = plt.subplots(figsize=(7, 3.2))
+    fig, ax = plt.subplots(figsize=(7, 3.2), layout="tight")
     series = values if labels else [values]
     for v, lab in zip(series, labels or [None]):
         v = np.asarray(v)
@@ -53,7 +53,6 @@ def histogram(values, title: str, xlabel: str, bins: int = 60, labels=None, clip
     ax.set(title=t(title), xlabel=t(xlabel), ylabel=t("count"))
     if labels:
         ax.legend()
-    fig.tight_layout()
     return fig
 
 
@@ -61,12 +60,11 @@ def bars(values: dict, title: str, ylabel: str, fmt: str = "{:.2f}", lang: str |
     """One bar per entry of ``values``; ``title`` a template its ``title_values`` fill in.
     Used in notebook 03 (optional deep-dive B)."""
     t = _words(lang)
-    fig, ax = plt.subplots(figsize=(6, 3.2))
+    fig, ax = plt.subplots(figsize=(6, 3.2), layout="tight")
     names = list(values)
     rects = ax.bar([t(n) for n in names], [values[n] for n in names], color=plt.cm.tab10.colors[: len(names)])
     ax.bar_label(rects, labels=[fmt.format(values[n]) for n in names])
     ax.set(title=t(title, **title_values), ylabel=t(ylabel))
-    fig.tight_layout()
     return fig
 
 
@@ -75,7 +73,7 @@ def stacked_bars(parts: dict[str, dict[str, float]], title: str, xlabel: str = "
     """One horizontal bar per entry of ``parts``, split into its named pieces (same order in each);
     ``title`` a template its ``title_values`` fill in. Used in notebook 03 (optional deep-dive B)."""
     t = _words(lang)
-    fig, ax = plt.subplots(figsize=(7, 0.7 * len(parts) + 1.4))
+    fig, ax = plt.subplots(figsize=(7, 0.7 * len(parts) + 1.4), layout="tight")
     names = list(parts)
     shown = [t(n) for n in names]
     left = [0.0] * len(names)
@@ -87,7 +85,6 @@ def stacked_bars(parts: dict[str, dict[str, float]], title: str, xlabel: str = "
         ax.text(total, y, f" {total:.3f}", va="center")
     ax.set(title=t(title, **title_values), xlabel=t(xlabel), xlim=(0, max(left) * 1.15))
     ax.legend(loc="lower right", fontsize="small")
-    fig.tight_layout()
     return fig
 
 
@@ -96,20 +93,19 @@ def batch_heatmap(batch: dict, title: str = "a padded batch", lang: str | None =
     t = _words(lang)
     ids = batch["input_ids"].numpy().astype(float)
     mask = batch["attention_mask"].numpy()
-    fig, axes = plt.subplots(1, 2, figsize=(10, 2.8), sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(10, 2.8), sharey=True, layout="tight")
     axes[0].imshow(np.where(mask == 1, ids, np.nan), aspect="auto", cmap="viridis", interpolation="nearest")
     axes[0].set(title=t("{title}: input_ids (blank = padding)", title=t(title)), xlabel=t("position"),
                 ylabel=t("review"))
     axes[1].imshow(mask, aspect="auto", cmap="Greys", vmin=0, vmax=1, interpolation="nearest")
     axes[1].set(title=t("attention_mask (black = real token)"), xlabel=t("position"))
-    fig.tight_layout()
     return fig
 
 
 def losses_by_rank(run_dir: str | Path, title: str = "loss on each rank", lang: str | None = None):
     """Every rank's own (local) loss and the all-reduced global loss, by step. Used in notebook 03 (§5)."""
     t = _words(lang)
-    fig, ax = plt.subplots(figsize=(7, 3.2))
+    fig, ax = plt.subplots(figsize=(7, 3.2), layout="tight")
     for rank in ledger_ranks(run_dir):
         rows = read_ledger(run_dir, rank)
         ax.plot([r["step"] for r in rows], [r["loss"] for r in rows], lw=0.8, alpha=0.8, label=f"Rank {rank}")
@@ -117,7 +113,6 @@ def losses_by_rank(run_dir: str | Path, title: str = "loss on each rank", lang: 
     ax.plot([r["step"] for r in rows], [r["global_loss"] for r in rows], "k", lw=1.4, label=t("global (mean)"))
     ax.set(title=t(title), xlabel=t("step"), ylabel=t("loss"))
     ax.legend()
-    fig.tight_layout()
     return fig
 
 
@@ -128,7 +123,7 @@ def scalar_panels(run_dir: str | Path, tags=("train/loss", "train/lr", "train/gr
     (a line through one point draws nothing), and axes show plain values, never an offset."""
     t = _words(lang)
     scalars = read_scalars(run_dir)
-    fig, axes = plt.subplots(1, len(tags), figsize=(3.4 * len(tags), 2.8))
+    fig, axes = plt.subplots(1, len(tags), figsize=(3.4 * len(tags), 2.8), layout="tight")
     for ax, tag in zip(np.atleast_1d(axes), tags):
         pts = scalars.get(tag, [])
         ax.plot([s for s, _ in pts], [v for _, v in pts], lw=1, marker="o" if len(pts) <= 5 else None)
@@ -136,7 +131,6 @@ def scalar_panels(run_dir: str | Path, tags=("train/loss", "train/lr", "train/gr
         ax.set(title=tag, xlabel=t("step"))  # a tag is TensorBoard's name for the curve, as TensorBoard shows it
         if not pts:
             ax.text(0.5, 0.5, t("no data"), transform=ax.transAxes, ha="center", va="center", color="0.5")
-    fig.tight_layout()
     return fig
 
 
@@ -147,7 +141,7 @@ def interruption(reference: str | Path, runs: dict, kill_step: int | list[int] |
     from course_lib.watch.compare import compare_runs
 
     t = _words(lang)
-    fig, ax = plt.subplots(figsize=(8, 3.6))
+    fig, ax = plt.subplots(figsize=(8, 3.6), layout="tight")
     ref = read_ledger(reference, 0)
     ax.plot([r["step"] for r in ref], [r["global_loss"] for r in ref], "k", lw=2.5, alpha=0.35, label=t("uninterrupted"))
     for (name, run_dir), color in zip(runs.items(), plt.cm.tab10.colors):
@@ -165,7 +159,6 @@ def interruption(reference: str | Path, runs: dict, kill_step: int | list[int] |
         ax.text(step, ax.get_ylim()[1], " " + t("kill"), color="red", va="top")
     ax.set(title=t(title or "interrupted vs uninterrupted"), xlabel=t("step"), ylabel=t("global loss"))
     ax.legend()
-    fig.tight_layout()
     return fig
 
 
@@ -180,7 +173,7 @@ def save_interval_curve(costs, mtbf: float, covered: float = 0.0, measured: list
     ks = np.unique(np.geomspace(1, max(costs.steps, 2), 400).astype(int))
     walls = expected_wall(ks, costs, mtbf, covered)
     best = advise(costs, mtbf, covered)["optimum_steps"]
-    fig, ax = plt.subplots(figsize=(7.5, 3.6))
+    fig, ax = plt.subplots(figsize=(7.5, 3.6), layout="tight")
     ax.plot(ks, walls, c="C0", label=t("expected wall time (Daly's exact expectation)"))
     ax.scatter([best], [float(expected_wall(best, costs, mtbf, covered))], c="C0", zorder=3,
                label=t("optimum: every {k} steps", k=best))
@@ -212,7 +205,6 @@ def save_interval_curve(costs, mtbf: float, covered: float = 0.0, measured: list
     top = max([min(float(walls.max()), 4 * float(walls.min()))] + [max(p["walls"]) for p in measured or []])
     ax.set_ylim(0, top * 1.05)
     ax.legend(fontsize=8)
-    fig.tight_layout()
     return fig
 
 
@@ -223,7 +215,7 @@ def lsh_curve(bands: int, rows: int, threshold: float, lang: str | None = None):
     everything, compares too much). Used in notebook 01 (§4)."""
     t = _words(lang)
     s = np.linspace(0, 1, 201)
-    fig, ax = plt.subplots(figsize=(6.5, 3.2))
+    fig, ax = plt.subplots(figsize=(6.5, 3.2), layout="tight")
     n = bands * rows
     for b, r, style in ((bands, rows, "-"), (1, n, ":"), (n, 1, "--")):
         ax.plot(s, 1 - (1 - s**r) ** b, style, label=t("{b} bands x {r} rows", b=b, r=r))
@@ -232,7 +224,6 @@ def lsh_curve(bands: int, rows: int, threshold: float, lang: str | None = None):
     ax.set(xlabel=t("Jaccard similarity of two reviews"), ylabel=t("P(become a candidate pair)"),
            title=t("LSH with {n} MinHash values per review", n=n))
     ax.legend(fontsize=8)
-    fig.tight_layout()
     return fig
 
 
@@ -247,7 +238,7 @@ def elastic_timeline(run_dir, lang: str | None = None):
     events = list(dict.fromkeys(table["event"]))
     sizes = [int((table["event"] == e).sum()) for e in events]
     fig, axes = plt.subplots(len(events), 1, figsize=(9, 0.32 * sum(sizes) + 1.1 * len(events)), squeeze=False,
-                             gridspec_kw={"height_ratios": sizes})
+                             gridspec_kw={"height_ratios": sizes}, layout="tight")
     for ax, event in zip(axes[:, 0], events):
         rows = table[table["event"] == event].reset_index(drop=True)
         y = list(range(len(rows)))[::-1]
@@ -259,7 +250,6 @@ def elastic_timeline(run_dir, lang: str | None = None):
         ax.set_xlim(0, rows["seconds"].max() * 1.15 + 0.05)
         ax.set_title(event, fontsize=10, loc="left")
     axes[-1, 0].set_xlabel(t("seconds since the event"))
-    fig.tight_layout()
     return fig
 
 
@@ -272,7 +262,7 @@ def real_scale_curve(run=None, lang: str | None = None):
     t = _words(lang)
     run = run or LongRun()
     advice = scale_advice(run)
-    fig, ax = plt.subplots(figsize=(7.5, 3.4))
+    fig, ax = plt.subplots(figsize=(7.5, 3.4), layout="tight")
     minutes = np.geomspace(0.5, 600, 300)
     for name, background, color in (("sync", False, "C0"), ("async", True, "C1")):
         costs = run.costs(background)
@@ -286,5 +276,4 @@ def real_scale_curve(run=None, lang: str | None = None):
            title=t("mean time between failures {h:.1f} h, checkpoint {tb:.1f} TB", h=advice["mtbf_hours"],
                    tb=advice["checkpoint_tb"]))
     ax.legend(fontsize=8)
-    fig.tight_layout()
     return fig

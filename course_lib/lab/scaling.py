@@ -124,8 +124,7 @@ def measure_scaling(workdir: str | Path = "runs/scaling", model: str = "bag", st
     return {"samples_per_s": {k: out[k] for k in list(settings)[:3]},
             "speedup_2x1_vs_1x1": out["2 ranks x 1 thread"] / out["1 rank x 1 thread"],
             "step_seconds_2_ranks": {"compute": compute, "communication + sync": max(0.0, step_2 - compute)},
-            "per_round_samples_per_s": per_round, "rounds": rounds, "steps": steps, "model": model,
-            "ledger_rows": len(read_ledger(Path(workdir) / "round-1" / "2_ranks_x_1_thread", 0))}
+            "per_round_samples_per_s": per_round, "rounds": rounds, "steps": steps, "model": model}
 
 
 def step_anatomy(model: str = "bag", batch_size: int = 32, max_length: int = 256, threads: int = 1,

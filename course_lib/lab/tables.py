@@ -26,6 +26,7 @@ from course_lib.ddp.launch import RunInterrupted
 from course_lib.ddp.outcome import EXIT_PREEMPTED
 from course_lib.lab.i18n import resolve, tr
 from course_lib.lab.log_lines import chinese_line
+from course_lib.paths import read_config
 from course_lib.predict import load_classifier
 from course_lib.watch.monitor import ledger_ranks, read_attempts, read_jsonl, read_ledger
 
@@ -149,8 +150,6 @@ def policy_table(rules: Iterable[Rule | tuple], texts: Iterable[str], default: s
                                        name=tr("text", resolve(lang))))
 
 
-
-
 def _early_late(run_dir: str | Path, share: float) -> dict[int, tuple[float, float]]:
     """Each rank's mean loss over the first and the last ``share`` of its steps."""
     out = {}
@@ -216,8 +215,6 @@ def format_report(result: dict, lang: str | None = None) -> str:
     ])
 
 
-
-
 def predict_table(run_dir: str | Path, reviews: dict[str, str], lang: str | None = None):
     """The model's answer for each review next to the answer a person gives (``reviews``: text
     -> "positive" or "negative"), with a column that says whether it was right.
@@ -230,8 +227,6 @@ def predict_table(run_dir: str | Path, reviews: dict[str, str], lang: str | None
     return pd.DataFrame(rows).set_index(tr("review", lang))
 
 
-
-
 @torch.no_grad()
 def explain(run_dir: str | Path, text: str, top: int = 6, lang: str | None = None):
     """Why a ``bag`` model says what it says about ``text``: it averages one vector per token
@@ -239,9 +234,8 @@ def explain(run_dir: str | Path, text: str, top: int = 6, lang: str | None = Non
     pair (``(w_positive - w_negative) . vector / count``). The strongest pushes either way.
     Used in notebook 05 (optional deep-dive D)."""
     lang = resolve(lang)
-    config = Path(run_dir) / "config.json"
-    trained = json.loads(config.read_text()).get("model") if config.exists() else None  # else load_classifier says why
-    if trained not in (None, "bag"):
+    # checked before the weights load (a transformer's are large); without a config load_classifier says why
+    if (Path(run_dir) / "config.json").exists() and (trained := read_config(run_dir).model) != "bag":
         raise ConfigError(f"explain reads a bag-of-n-grams model; {run_dir} trained {trained!r}")
     clf = load_classifier(run_dir)
     ids = encode_texts(clf.tokenizer, [clean_text(text)], clf.cfg.max_length)["input_ids"][0]

@@ -35,7 +35,19 @@ def show_figure(output: W.Output, fig) -> None:
     output.append_display_data(Image(data=png.getvalue()))
 
 
-class InterruptionLab:
+class _Shown:
+    """A lab a notebook shows by ending a cell with it: what it shows is its ``widget``."""
+
+    def _ipython_display_(self):
+        display(self.widget)
+
+
+def _wide() -> dict:
+    """The arguments of a slider whose long description must show whole."""
+    return {"style": {"description_width": "initial"}, "layout": W.Layout(width="480px")}
+
+
+class InterruptionLab(_Shown):
     """Reference run + interrupted-and-resumed run, trained in a background thread. Used in notebook 05
     (§4, and its optional deep-dives with ``advanced=True``).
 
@@ -92,9 +104,6 @@ class InterruptionLab:
                      W.HBox([self.run_length, self.kill_button])]
         self.widget = W.VBox([*rows, W.HBox([self.run_button, self.length_note]), W.HBox([self.progress, self.status]),
                               self.output])
-
-    def _ipython_display_(self):
-        display(self.widget)
 
     # ------------------------------------------------------------------ callbacks
     def _on_length(self, change) -> None:
@@ -178,7 +187,7 @@ class InterruptionLab:
         self.kill_button.disabled = not pids
 
 
-class SaveIntervalExplorer:
+class SaveIntervalExplorer(_Shown):
     """Sliders for the mean time between failures, the save cost and the share of failures the
     survivors' save covers; the expected-wall-time curve of :mod:`course_lib.beyond.advisor` redrawn
     on each change, with the measured runs of an interval study and the textbook's interval.
@@ -192,16 +201,13 @@ class SaveIntervalExplorer:
         self.measured = study.get("points")
         self.measured_mtbf = study["mtbf_seconds"]
         self.epoch_steps = epoch_steps or study.get("steps_per_epoch")
-        mtbf, cost = study["mtbf_seconds"], self.costs.save_blocking_seconds
+        mtbf, cost, wide = study["mtbf_seconds"], self.costs.save_blocking_seconds, _wide()
         self.mtbf = W.FloatLogSlider(value=mtbf, base=10, min=0, max=5, step=0.05,
-                                     description=tr("mean time between failures (s)", self.lang),
-                                     style={"description_width": "initial"}, layout=W.Layout(width="480px"))
+                                     description=tr("mean time between failures (s)", self.lang), **wide)
         self.save_cost = W.FloatLogSlider(value=cost, base=10, min=-2, max=2, step=0.05,
-                                          description=tr("save cost (s)", self.lang),
-                                          style={"description_width": "initial"}, layout=W.Layout(width="480px"))
+                                          description=tr("save cost (s)", self.lang), **wide)
         self.covered = W.FloatSlider(value=0.0, min=0.0, max=0.95, step=0.05, readout_format=".0%",
-                                     description=tr("covered by survivors' save", self.lang),
-                                     style={"description_width": "initial"}, layout=W.Layout(width="480px"))
+                                     description=tr("covered by survivors' save", self.lang), **wide)
         self.answer = W.HTML()
         self.output = W.Output()
         for control in (self.mtbf, self.save_cost, self.covered):
@@ -223,9 +229,6 @@ class SaveIntervalExplorer:
             costs.steps = steps
         return cls({"advice": advise(costs, mtbf), "mtbf_seconds": mtbf, "points": None,
                     "steps_per_epoch": sum(r["epoch"] == 0 for r in read_ledger(run_dir))}, **kw)
-
-    def _ipython_display_(self):
-        display(self.widget)
 
     def update(self) -> None:
         from course_lib.beyond.advisor import advise, lost_share
@@ -249,7 +252,7 @@ class SaveIntervalExplorer:
         show_figure(self.output, self.figure)
 
 
-class ReviewBox:
+class ReviewBox(_Shown):
     """Type a review, press the button, read the trained model's answer
     (:func:`course_lib.predict.load_classifier`: the run's weights, loaded once).
     Used in notebook 05 (optional deep-dive D)."""
@@ -266,9 +269,6 @@ class ReviewBox:
         self.button.on_click(self._on_predict)
         self.widget = W.VBox([self.text, self.button, self.answer])
 
-    def _ipython_display_(self):
-        display(self.widget)
-
     def _on_predict(self, _button=None) -> None:
         if not self.text.value.strip():
             self.answer.value = tr("type a review", self.lang)
@@ -281,7 +281,7 @@ class ReviewBox:
                              f"<progress value='{p:.3f}' max='1' style='width:200px'></progress>")
 
 
-class ScaleExplorer:
+class ScaleExplorer(_Shown):
     """The advisor at a real run's scale (:mod:`course_lib.beyond.real_scale`, notebook 04, "At
     real scale"): change one figure (interruptions, checkpoint bytes per parameter, write
     throughput, restart minutes) and the table and the curve follow."""
@@ -290,16 +290,15 @@ class ScaleExplorer:
         from course_lib.beyond.real_scale import LongRun
 
         self.lang, self.base = resolve(lang), LongRun()
-        style, layout = {"description_width": "initial"}, W.Layout(width="480px")
-        v = self.base.value
+        v, wide = self.base.value, _wide()
         self.controls = {
-            "interruptions": W.IntSlider(value=int(v("interruptions")), min=20, max=2000, step=1, style=style, layout=layout,
+            "interruptions": W.IntSlider(value=int(v("interruptions")), min=20, max=2000, step=1, **wide,
                                          description=tr("unexpected interruptions in 54 days", self.lang)),
-            "bytes_per_parameter": W.FloatSlider(value=v("bytes_per_parameter"), min=2, max=16, step=1, style=style,
-                                                 layout=layout, description=tr("checkpoint bytes per parameter", self.lang)),
-            "write_tb_per_s": W.FloatLogSlider(value=v("write_tb_per_s"), base=10, min=-2, max=1, step=0.05, style=style,
-                                               layout=layout, description=tr("storage writes (TB/s)", self.lang)),
-            "restart_minutes": W.FloatSlider(value=v("restart_minutes"), min=1, max=60, step=1, style=style, layout=layout,
+            "bytes_per_parameter": W.FloatSlider(value=v("bytes_per_parameter"), min=2, max=16, step=1, **wide,
+                                                 description=tr("checkpoint bytes per parameter", self.lang)),
+            "write_tb_per_s": W.FloatLogSlider(value=v("write_tb_per_s"), base=10, min=-2, max=1, step=0.05, **wide,
+                                               description=tr("storage writes (TB/s)", self.lang)),
+            "restart_minutes": W.FloatSlider(value=v("restart_minutes"), min=1, max=60, step=1, **wide,
                                              description=tr("restart (minutes)", self.lang)),
         }
         self.table, self.output = W.Output(), W.Output()
@@ -307,9 +306,6 @@ class ScaleExplorer:
             control.observe(lambda _change: self.update(), names="value")
         self.widget = W.VBox([*self.controls.values(), self.table, self.output])
         self.update()
-
-    def _ipython_display_(self):
-        display(self.widget)
 
     def update(self) -> None:
         from course_lib.beyond.real_scale import scale_advice

@@ -40,7 +40,8 @@ from course_lib.textbook.observer import Observer
 
 class IMDBReviews(Dataset):
     """The first ``n`` reviews of one split of the prepared (cleaned, deduplicated,
-    tokenized) IMDB data: ``input_ids``, ``label`` and the review's ``id``. Used in notebook 03 (exercises)."""
+    tokenized) IMDB data: ``input_ids``, ``label`` and the review's ``id``. An index past ``n`` raises
+    ``IndexError``, so that iterating over it ends at ``n``. Used in notebook 03 (exercises)."""
 
     def __init__(self, data_file: str, split: str = "train", n: int | None = None):
         data = PreparedData.load(data_file)
@@ -53,6 +54,9 @@ class IMDBReviews(Dataset):
         return self.n
 
     def __getitem__(self, i: int) -> dict:
+        i = int(i) + self.n if i < 0 else int(i)
+        if not 0 <= i < self.n:
+            raise IndexError(f"review {i} of {self.n}")
         return {"input_ids": self.reviews.sequence(i).tolist(), "label": int(self.reviews.labels[i]),
                 "id": int(self.reviews.ids[i])}
 

@@ -30,7 +30,6 @@ from course_lib.watch.monitor import read_ledger, read_scalars
 STEPS_PER_EPOCH = 16  # the chapter's: 1,024 reviews / 2 ranks / 32 per step
 
 
-
 def _kit_config(run_dir: Path, epochs: int, save_interval: int, embed_dim: int) -> TrainConfig:
     """The kit's trainer on the book's data and shapes: 1,024 reviews, 64 per global step
     (16 steps an epoch), a checkpoint as often as the book's (every ``save_interval`` epochs), and
@@ -48,23 +47,24 @@ def _book_acceptance(run_dir: Path, epoch: int) -> tuple[float, float]:
     return float(after), float(before)
 
 
+# what_the_book_loses's columns
+_COLUMNS = ("identical to its run never interrupted", "first divergent step", "resumed from step",
+            "steps lost and redone", "samples skipped / repeated", "largest loss difference",
+            "the chapter's acceptance test")
+
+
 def _row(lang: str, cmp: dict | None, resumed: int | None, redone: int | None, accept: tuple | None) -> dict:
-    yes, no = i18n.tr("yes", lang), i18n.tr("no", lang)
     verdict = "-" if accept is None else i18n.tr("passes ({after:.4f} < {before:.4f})" if accept[0] < accept[1]
                                             else "fails ({after:.4f} >= {before:.4f})", lang,
                                             after=accept[0], before=accept[1])
     if cmp is None:
-        return {i18n.tr("identical to its run never interrupted", lang): i18n.tr("reference", lang),
-                i18n.tr("first divergent step", lang): "-", i18n.tr("resumed from step", lang): "-",
-                i18n.tr("steps lost and redone", lang): 0, i18n.tr("samples skipped / repeated", lang): "-",
-                i18n.tr("largest loss difference", lang): "-", i18n.tr("the chapter's acceptance test", lang): verdict}
-    first = cmp["first_divergent_step"]
-    return {i18n.tr("identical to its run never interrupted", lang): yes if cmp["identical"] else no,
-            i18n.tr("first divergent step", lang): i18n.tr("none", lang) if first is None else first,
-            i18n.tr("resumed from step", lang): resumed, i18n.tr("steps lost and redone", lang): redone,
-            i18n.tr("samples skipped / repeated", lang): f"{cmp['skipped_samples']} / {cmp['repeated_samples']}",
-            i18n.tr("largest loss difference", lang): f"{cmp['max_loss_diff']:.3g}",
-            i18n.tr("the chapter's acceptance test", lang): verdict}
+        values = (i18n.tr("reference", lang), "-", "-", 0, "-", "-", verdict)
+    else:
+        first = cmp["first_divergent_step"]
+        values = (i18n.tr("yes" if cmp["identical"] else "no", lang), i18n.tr("none", lang) if first is None else first,
+                  resumed, redone, f"{cmp['skipped_samples']} / {cmp['repeated_samples']}",
+                  f"{cmp['max_loss_diff']:.3g}", verdict)
+    return {i18n.tr(label, lang): value for label, value in zip(_COLUMNS, values, strict=True)}
 
 
 def _say(i: int, n: int, what: str, t0: float) -> None:

@@ -56,7 +56,7 @@ class BookSettings:
     kill_at_step: list = field(default_factory=list)  # the kit's fault plan (see course_lib.checkpoint.faults)
     kill_rank: list = field(default_factory=lambda: [1])
     kill_mode: list = field(default_factory=lambda: ["sigkill"])
-    worker: str | None = None  # another worker instead of the book's: "package.module:function" or a .py file's train
+    worker: str | None = None  # another worker instead of the book's: "package.module:function"
     learner: str | None = None  # a module file of a learner's functions, for a kit worker that uses them
 
 
@@ -130,14 +130,10 @@ def _worker(settings: BookSettings):
         from course_lib.textbook.book import train
 
         return train
-    if ":" in settings.worker:
-        import importlib
+    import importlib
 
-        module, name = settings.worker.split(":")
-        return getattr(importlib.import_module(module), name)
-    from course_lib._runtime.rank_start import load_module
-
-    return load_module(settings.worker).train
+    module, name = settings.worker.split(":")
+    return getattr(importlib.import_module(module), name)
 
 
 def _spawned(rank: int, world_size: int, settings: BookSettings, port: int, threads: int | None = None) -> None:
@@ -270,16 +266,16 @@ def run_book(run_dir: str | Path, epochs: int = 10, save_interval: int = 10, kil
 
 
 def run_ranks(settings: BookSettings, world_size: int, show: str = "none", steps_per_epoch: int = 16,
-              timeout: float | None = None, threads_per_rank: int | None = None, start_method: str = "auto") -> str | None:
-    """Start ``world_size`` ranks of the worker (``start_method``: see :mod:`course_lib._runtime.rank_start`;
-    ``"spawn"`` is the chapter's ``mp.spawn`` exactly), print their lines as they come, wait. Returns
+              timeout: float | None = None, threads_per_rank: int | None = None) -> str | None:
+    """Start ``world_size`` ranks of the worker (from the kit's forkserver where the OS has one:
+    :mod:`course_lib._runtime.rank_start`), print their lines as they come, wait. Returns
     ``None``, or how a killed rank ended ("rank 1 killed by SIGKILL after step 184"); a rank that
     raised or exited non-zero by itself raises :class:`RankFailed`; ranks still running after ``timeout`` s are ended and
     :class:`TimeoutError` raised."""
     run_dir = Path(settings.run_dir)
     (run_dir / "logs").mkdir(parents=True, exist_ok=True)
     tail = _BookTail(run_dir / "logs", world_size, show, steps_per_epoch, settings.epochs)
-    ctx = start_ranks(_spawned, (world_size, settings, free_port(), threads_per_rank), world_size, start_method)
+    ctx = start_ranks(_spawned, (world_size, settings, free_port(), threads_per_rank), world_size)
     try:
         end = join_ranks(ctx, tail.poll, timeout=timeout)
     finally:

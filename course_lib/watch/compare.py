@@ -20,29 +20,21 @@ def _final_digest(run_dir: Path) -> str | None:
 
 def _seen(run_dir: Path) -> Counter:
     """Sample id -> how often the final model trained on it: per step, the whole batch (``batch_ids``)
-    its newest attempt logged on any rank (a dead rank may not have logged a step it finished).
-    Ledgers older than ``batch_ids``: the union of the ranks' ``sample_ids`` of the newest attempt."""
-    rows = [row for rank in ledger_ranks(run_dir) for row in read_ledger(run_dir, rank)]
+    its newest attempt logged on any rank (a dead rank may not have logged a step it finished)."""
     newest: dict[int, dict] = {}
-    for row in rows:
-        if row["step"] not in newest or row["attempt"] > newest[row["step"]]["attempt"]:
-            newest[row["step"]] = row
-    seen: Counter = Counter()
-    for step, row in newest.items():
-        if "batch_ids" in row:
-            seen.update(row["batch_ids"])
-        else:
-            seen.update(i for r in rows if r["step"] == step and r["attempt"] == row["attempt"]
-                        for i in r.get("sample_ids", []))
-    return seen
+    for rank in ledger_ranks(run_dir):
+        for row in read_ledger(run_dir, rank):
+            if row["step"] not in newest or row["attempt"] > newest[row["step"]]["attempt"]:
+                newest[row["step"]] = row
+    return Counter(i for row in newest.values() for i in row["batch_ids"])
 
 
-def compare_runs(run_a: str | Path, run_b: str | Path, tolerance: float = 0.0) -> dict:
-    """Run B compared with reference run A; ``identical`` only if every step's global loss (within
-    ``tolerance``, exact by default) and samples, the steps and the final parameters are the same
-    (``compare`` exits 0 only then). Raises FileNotFoundError when either is not a run. Notebook 05,
-    optional deep-dives A and C. Also: ``first_divergent_step``, ``max_loss_diff``, ``loss_diffs``,
-    ``skipped_samples``, ``repeated_samples``, ``final_params_identical``."""
+def compare_runs(run_a: str | Path, run_b: str | Path) -> dict:
+    """Run B compared with reference run A; ``identical`` only if every step's global loss (exactly)
+    and samples, the steps and the final parameters are the same (``compare`` exits 0 only then).
+    Raises FileNotFoundError when either is not a run. Notebook 05, optional deep-dives A and C.
+    Also: ``first_divergent_step``, ``max_loss_diff``, ``skipped_samples``, ``repeated_samples``,
+    ``final_params_identical``."""
     a_dir, b_dir = Path(run_a), Path(run_b)
     a = {r["step"]: r for r in read_ledger(a_dir, 0)}
     b = {r["step"]: r for r in read_ledger(b_dir, 0)}
@@ -50,16 +42,15 @@ def compare_runs(run_a: str | Path, run_b: str | Path, tolerance: float = 0.0) -
         missing = [str(d) for d, rows in ((a_dir, a), (b_dir, b)) if not rows]
         raise FileNotFoundError(f"{' and '.join(missing)}: not a run directory (no metrics/rank0.jsonl); compare takes "
                                 "two run directories, each the --run-dir of a train run")
-    first_diff, max_diff, diffs = None, 0.0, []
+    first_diff, max_diff = None, 0.0
     for step in sorted(set(a) | set(b)):
         ra, rb = a.get(step), b.get(step)
         if ra is None or rb is None:
             first_diff = step if first_diff is None else first_diff
             continue
         d = abs(ra["global_loss"] - rb["global_loss"])
-        diffs.append((step, d))
         max_diff = max(max_diff, d)
-        if first_diff is None and (d > tolerance or ra["samples"] != rb["samples"]):
+        if first_diff is None and (d > 0 or ra["samples"] != rb["samples"]):
             first_diff = step
     seen_a, seen_b = _seen(a_dir), _seen(b_dir)
     digest_a, digest_b = _final_digest(a_dir), _final_digest(b_dir)
@@ -69,7 +60,6 @@ def compare_runs(run_a: str | Path, run_b: str | Path, tolerance: float = 0.0) -
         "steps_a": max(a), "steps_b": max(b),
         "first_divergent_step": first_diff,
         "max_loss_diff": max_diff,
-        "loss_diffs": diffs,
         "skipped_samples": sum((seen_a - seen_b).values()),
         "repeated_samples": sum((seen_b - seen_a).values()),
         "final_params_identical": params_identical,

@@ -123,10 +123,6 @@ class TensorBoardLogger:
                 text = "\n".join(f"| {k} | {v} |" for k, v in sorted(hparams.items()))
                 self.writer.add_text("config", "| key | value |\n|---|---|\n" + text, 0)
 
-    @property
-    def enabled(self) -> bool:
-        return self.writer is not None
-
     def scalars(self, step: int, **values: float) -> None:
         if self.writer:
             for name, value in values.items():
@@ -141,10 +137,6 @@ class TensorBoardLogger:
         if self.writer:
             clean = {k: v for k, v in hparams.items() if isinstance(v, (int, float, str, bool))}
             self.writer.add_hparams(clean, metrics, run_name=".")
-
-    def flush(self) -> None:
-        if self.writer:
-            self.writer.flush()
 
     def close(self) -> None:
         if self.writer:

@@ -1,4 +1,5 @@
-"""Grading a folder of learners' work (a teacher's command line: ``pytest --exercises DIR``).
+"""Grading a folder of learners' work (a teacher's command line: ``pytest --exercises DIR``); a test
+helper, since only ``conftest.py`` and the tests use it.
 
 The layout (docs/exercises.md)::
 
