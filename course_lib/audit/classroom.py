@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 
 from course_lib.audit.auditor import AuditError, audit
+from course_lib.audit.report import BAD_INPUT
 
 
 def scripts_of(pattern: str) -> list[Path]:
@@ -43,7 +44,7 @@ def audit_each(pattern: str, command: list[str], resume_command: list[str] | Non
         try:
             report = audit(argv, again, out=out / script.stem, progress=False, **options)
         except AuditError as err:
-            rows.append({"script": script.name, "exit_code": 2, "verdict": f"cannot audit: {err}",
+            rows.append({"script": script.name, "exit_code": BAD_INPUT, "verdict": f"cannot audit: {err}",
                          "first finding": "-", "fix": "-"})
             continue
         first = next((f for f in report.findings if f.defect), None)

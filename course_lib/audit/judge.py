@@ -42,7 +42,6 @@ class Segment:
     resumed_from: int | None     # the reference step it went on from (None: no state of the reference)
     at_start: Difference | None  # what differed on its first step
     parted: Difference | None    # the first step where what is trained differed (:func:`parts`)
-    data_from: int | None = None  # the reference step whose batch its first step trained (None: not seen)
 
     @property
     def reached(self) -> int | None:
@@ -137,7 +136,6 @@ def follow(ref: Reference, attempts: list[list[Process]]) -> list[Segment]:
                                  reached)
             seg = Segment(attempt, rank, process, start, None, None)
             if start is not None:
-                seg.data_from = ref.data_step(rank, first.get("batches"), start + 1)
                 _walk(ref, seg)
             else:
                 seg.parted = seg.at_start = Difference(0, rank, ["params_before"])
