@@ -288,7 +288,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _audit_options(p: argparse.ArgumentParser) -> None:
-    from course_lib.audit.plan import KINDS
+    from course_lib.audit.plan import DRAWN, KINDS
 
     p.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND ...",
                    help="how you start training, after --; {run} stands for a fresh folder per run (its checkpoints)")
@@ -302,7 +302,8 @@ def _audit_options(p: argparse.ArgumentParser) -> None:
                         "a report showed")
     p.add_argument("--per-run", type=int, default=2, help="faults that strike one run in turn (it resumes after each)")
     p.add_argument("--seed", type=int, default=0, help="chooses the faults' kinds, steps and ranks")
-    p.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS), help="the kinds of fault to choose from")
+    p.add_argument("--kinds", nargs="+", choices=KINDS, default=list(DRAWN),
+                   help="the kinds of fault to choose from (during-commit: only when named)")
     p.add_argument("--every", type=int, default=1, metavar="K",
                    help="digest parameters, gradients and optimizer state every K steps (big models)")
     p.add_argument("--timeout", type=float, metavar="SECONDS",

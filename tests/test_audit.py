@@ -14,7 +14,7 @@ from course_lib.audit import AuditError, audit
 from course_lib.audit.attempt import probe_env, run_attempt
 from course_lib.audit.findings import KINDS as FINDINGS
 from course_lib.audit.findings import Finding, merge
-from course_lib.audit.plan import Fault, given, plan
+from course_lib.audit.plan import DRAWN, Fault, given, parse_fault, plan
 from course_lib.audit.probe.course_lib_audit_digests import digest, resume_point
 from course_lib.audit.records import read_processes
 from course_lib.audit.report import Report
@@ -172,6 +172,42 @@ def test_a_cut_save_leaves_half_the_file_and_dies(tiny, plain):
     assert 0 < (run / "last.pt").stat().st_size < 0.6 * whole
     with pytest.raises((RuntimeError, OSError)):  # what torch says of half a zip archive
         torch.load(run / "last.pt", weights_only=True)
+
+
+@pytest.mark.parametrize("put", ["os.replace", "shutil.copyfile"])
+def test_a_commit_fault_strikes_the_rename_or_copy_after_a_whole_save(tiny, put):
+    """``during-commit``: the save of step 2 is written whole to a temporary file; SIGKILL just
+    before its rename (the checkpoint of step 1 stays), or half-way through its copy."""
+    script = tiny / f"commit-{put}.py"
+    script.write_text("import shutil\n" + TINY.replace(
+        'torch.save(net.state_dict(), os.path.join(out, "last.pt"))',
+        f'torch.save(net.state_dict(), os.path.join(out, "new.pt")); {put}(os.path.join(out, "new.pt"), '
+        'os.path.join(out, "last.pt"))'))
+    run = tiny / f"commit-{put}"
+    run.mkdir()
+    attempt = run_attempt([sys.executable, str(script), str(run)], tiny / f"commit-{put}-records",
+                          tiny / f"commit-{put}.log", fault={"mode": "during-commit", "at": 2, "rank": 0}, timeout=120)
+    assert attempt.exit_code == -9
+    [process] = attempt.processes
+    assert len(process.steps) == 2 and process.fault["mode"] == "during-commit"
+    import torch
+
+    assert torch.load(run / "new.pt", weights_only=True), "the save itself was written whole"
+    if put == "os.replace":
+        assert "just before the rename" in process.fault["target"]
+        torch.load(run / "last.pt", weights_only=True)  # step 1's checkpoint, still whole
+    else:
+        assert 0 < (run / "last.pt").stat().st_size < 0.6 * (run / "new.pt").stat().st_size
+        with pytest.raises((RuntimeError, OSError)):
+            torch.load(run / "last.pt", weights_only=True)
+
+
+def test_commit_faults_are_given_by_hand_never_drawn():
+    saves = {(0, s): 1 for s in range(5, 41, 5)}
+    assert {f.kind for run in plan(40, [0], saves, count=40) for f in run} == set(DRAWN)
+    assert parse_fault("during-commit@10") == Fault("during-commit", 10, 0)
+    assert Fault("during-commit", 10, 0).describe() == ("SIGKILL rank 0 as the save after step 10 was put in place "
+                                                        "(its rename or copy)")
 
 
 def test_the_probe_runs_the_sitecustomize_it_hides(tmp_path):

@@ -240,9 +240,9 @@ def test_more_to_try_in_05_audits_a_loop_the_learner_writes():
 
 def test_the_05_audit_exercise_counts_the_starts_its_check_makes():
     """1 (the loop is seeded: one run before the faults) + faults + runs, in words in both editions."""
-    from course_lib.exercises import ex05_audit
+    from course_lib.exercises import audited
 
-    starts = 1 + ex05_audit.FAULTS + 1  # one run struck by every fault (per_run=FAULTS)
+    starts = 1 + audited.FAULTS + 1  # one run struck by every fault (per_run=FAULTS)
     assert starts == 6
     for lang, words in (("en", ("six times", "1 + faults + runs")), ("zh", ("六次", "1 + 故障数 + 训练次数"))):
         prompt = cells("05_interruption_resume.ipynb", lang)["ex-05-audit"]

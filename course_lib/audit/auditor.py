@@ -27,7 +27,7 @@ from course_lib.audit.attempt import Attempt, run_attempt, substitute
 from course_lib.audit.diagnosis import reference_findings
 from course_lib.audit.findings import HABITS
 from course_lib.audit.judge import Reference
-from course_lib.audit.plan import KINDS, Fault, given, parse_fault, plan
+from course_lib.audit.plan import DRAWN, KINDS, Fault, given, parse_fault, plan
 from course_lib.audit.records import alignment_table
 from course_lib.audit.report import Report
 from course_lib.audit.verdict import judge_run, passed_over
@@ -56,7 +56,7 @@ class Settings:
     faults: int | list[Fault | str] = 8
     per_run: int = 2
     seed: int = 0
-    kinds: tuple[str, ...] = KINDS
+    kinds: tuple[str, ...] = DRAWN
     every: int = 1
     timeout: float | None = None
     grace: float = 30.0

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from course_lib.audit.findings import Finding
 from course_lib.audit.judge import ORDER, Difference, Reference, Segment, compare_references
-from course_lib.audit.plan import Fault
+from course_lib.audit.plan import CUT_KINDS, Fault
 
 
 def newest_checkpoint(ref: Reference, fault: Fault) -> int | None:
@@ -20,7 +20,7 @@ def newest_checkpoint(ref: Reference, fault: Fault) -> int | None:
     saves = sorted({step for (_, step) in ref.saves() if step > 0})
     if not saves:
         return None
-    last_done = fault.at - 1 if fault.kind != "during-save" else fault.at - 0.5
+    last_done = fault.at - 0.5 if fault.kind in CUT_KINDS else fault.at - 1
     complete = [s for s in saves if s <= last_done]
     return complete[-1] if complete else 0
 
@@ -31,7 +31,7 @@ def restart_findings(ref: Reference, fault: Fault, resumed: int, nxt: list[Segme
     ``total``: the steps the whole run took."""
     name = fault.for_report()
     newest = newest_checkpoint(ref, fault)
-    out = _after_cut(name, resumed, nxt, newest) if fault.kind == "during-save" else []
+    out = _after_cut(name, resumed, nxt, newest) if fault.kind in CUT_KINDS else []
     if not out and newest is not None and resumed < newest and fault.kind != "sigterm":
         kind = "started-over" if resumed == 0 else "older"
         out.append(Finding(kind, {"fault": name, "resumed": resumed, "newest": newest, "lost": newest - resumed}))

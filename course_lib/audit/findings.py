@@ -63,7 +63,8 @@ KINDS = {
     "not-atomic-read": ("after {fault}, the resumed run could not read {target} ({error}): the checkpoint a crash cut "
                         "half-way was the one it needed", ATOMIC),
     "not-atomic-lost": ("after {fault}, the resumed run went on from step {resumed}, not from the checkpoint of step "
-                        "{newest}: the crash cut the checkpoint it overwrote ({lost} steps lost)", ATOMIC),
+                        "{newest}: the crash struck while the save replaced it, and left neither ({lost} steps lost)",
+                        ATOMIC),
     "did-not-start": ("after {fault}, the resumed run did not start: {error}", "make the resume read only "
                       "complete checkpoints, and fix the error above"),
     "hung": ("{fault}: the run did not end within {seconds:.0f} s and was killed (a rank waiting for a dead "
@@ -143,10 +144,12 @@ KINDS = {
     "undelivered-no-step": ("{fault} was not delivered: the attempt took no step (exit code {code})", ""),
     "undelivered-no-save": ("{fault} was not delivered: rank {rank} made no torch.save after step {at} in that "
                             "attempt", ""),
+    "undelivered-no-commit": ("{fault} was not delivered: rank {rank} renamed or copied no file after its save of "
+                              "step {at}", ""),
     "undelivered-ended": ("{fault} was not delivered: the attempt ended at step {reached} (exit code {code})", ""),
     "rng-unused": ("the state of {rngs} differed after a resume, but nothing drew from it: the run stayed exact", ""),
 }
-NOTES = ("undelivered-no-step", "undelivered-no-save", "undelivered-ended", "rng-unused")
+NOTES = ("undelivered-no-step", "undelivered-no-save", "undelivered-no-commit", "undelivered-ended", "rng-unused")
 HABITS = ("set-epoch", "sampler-seed")  # seen in the uninterrupted run itself, whatever the faults
 LOST = ("sigterm-no-save", "sigterm-ignored", "started-over", "older", "not-atomic-lost")  # the same run, steps lost
 
@@ -205,6 +208,7 @@ def describe_fault(fault: dict) -> str:
     at = fault["at"]
     return {"sigkill": f"SIGKILL {who} at step {at}", "sigterm": f"SIGTERM {who} at step {at}",
             "during-save": f"SIGKILL {who} half-way through the save after step {at}",
+            "during-commit": f"SIGKILL {who} as the save after step {at} was put in place (its rename or copy)",
             "after-save": f"SIGKILL {who} at step {at}, just after the save of step {at - 1}"}[fault["kind"]]
 
 

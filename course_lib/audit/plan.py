@@ -7,7 +7,9 @@ Four kinds, each a real signal (:mod:`course_lib.audit.probe`):
   the whole job; the script has a grace period to save and leave;
 * ``during-save``: half of one of the script's checkpoint files is written, then SIGKILL;
 * ``after-save``: SIGKILL as the step right after a save begins (the newest checkpoint is the
-  one just written: is it complete and is it the one resumed from?).
+  one just written: is it complete and is it the one resumed from?);
+* ``during-commit`` (given by hand, not drawn): the save is written whole, then SIGKILL just
+  before the rename that puts it in place, or half-way through a copy onto the checkpoint.
 
 The steps are spread over the run (one per stretch of ``steps / count`` steps, its place in the
 stretch drawn by the seed), the save-bound kinds moved to the nearest save. Several faults
@@ -21,14 +23,15 @@ from dataclasses import dataclass
 
 from course_lib.audit.findings import describe_fault
 
-KINDS = ("sigkill", "sigterm", "during-save", "after-save")
-SAVE_KINDS = ("during-save", "after-save")
+KINDS = ("sigkill", "sigterm", "during-save", "after-save", "during-commit")
+DRAWN = KINDS[:4]  # what a seed draws from
+CUT_KINDS = ("during-save", "during-commit")  # the save of their step is not complete when they strike
 
 
 @dataclass(frozen=True)
 class Fault:
     kind: str            # one of KINDS
-    at: int              # the reference run's step: as it begins, or (during-save) the save after it
+    at: int              # the reference run's step: as it begins, or (CUT_KINDS) the save after it
     rank: int | None     # the rank it strikes; None: every rank (SIGTERM)
     nth: int = 0         # during-save: which torch.save after that step
 
@@ -39,7 +42,7 @@ class Fault:
     @property
     def when(self) -> float:
         """Where in the run it strikes, to order the faults of one run (a step's save follows it)."""
-        return self.at + 0.25 if self.kind == "during-save" else self.at - 0.5
+        return self.at + 0.25 if self.kind in CUT_KINDS else self.at - 0.5
 
     def for_report(self) -> dict:
         return {"kind": self.kind, "at": self.at, "rank": self.rank}
@@ -49,15 +52,15 @@ class Fault:
 
 
 def plan(steps: int, ranks: list[int], saves: dict[tuple[int, int], int], count: int, seed: int = 0,
-         kinds: tuple[str, ...] = KINDS, per_run: int = 2) -> list[list[Fault]]:
+         kinds: tuple[str, ...] = DRAWN, per_run: int = 2) -> list[list[Fault]]:
     """``count`` faults for a run of ``steps`` optimizer steps on ``ranks``, in runs of at most
     ``per_run``, each run's faults in the order they strike. ``saves``: ``(rank, step) -> number
     of torch.save calls`` after that step in the reference run. Kinds that need a save are left
     out when the script never saves (the others take their place)."""
     rng = random.Random(seed)
     save_steps = sorted({s for (_, s) in saves if 0 < s <= steps})
-    usable = [k for k in kinds if k not in SAVE_KINDS
-              or (k == "during-save" and save_steps) or (k == "after-save" and any(s < steps for s in save_steps))]
+    usable = [k for k in kinds if k in ("sigkill", "sigterm")
+              or (k in CUT_KINDS and save_steps) or (k == "after-save" and any(s < steps for s in save_steps))]
     if not usable or steps < 1 or count < 1:
         return []
     chosen = [usable[i % len(usable)] for i in range(count)]
@@ -119,7 +122,7 @@ def _fault(kind: str, step: int, ranks: list[int], saves: dict, save_steps: list
         return Fault(kind, step, None)
     if kind == "sigkill":
         return Fault(kind, step, rng.choice(ranks))
-    candidates = save_steps if kind == "during-save" else [s for s in save_steps if s < steps]
+    candidates = save_steps if kind in CUT_KINDS else [s for s in save_steps if s < steps]
     nearest = min(candidates, key=lambda s: (abs(s - step), s))
     if kind == "after-save":
         return Fault(kind, nearest + 1, rng.choice(ranks))

@@ -15,7 +15,7 @@ from course_lib.audit.attempt import Attempt
 from course_lib.audit.diagnosis import restart_findings
 from course_lib.audit.findings import Finding
 from course_lib.audit.judge import Reference, Segment, follow
-from course_lib.audit.plan import Fault
+from course_lib.audit.plan import CUT_KINDS, Fault
 
 STATE = ("params", "optimizer", "lr", "rng", "batches")  # the columns of "the state at the resume"
 _COLUMN = {"params_before": "params", "state_before": "optimizer", "lr": "lr", "hyper": "lr", "batches": "batches"}
@@ -176,7 +176,7 @@ def _failed_restart(fault: Fault, after: Attempt) -> list[Finding]:
     if after.exit_code == 0:
         return []
     error = _load_error(after) or _last_error(after)
-    return [Finding("not-atomic" if fault.kind == "during-save" else "did-not-start",
+    return [Finding("not-atomic" if fault.kind in CUT_KINDS else "did-not-start",
                     {"fault": fault.for_report(), "error": error})]
 
 
@@ -207,8 +207,9 @@ def _undelivered(fault: Fault, here: Attempt, segs: list[Segment]) -> Finding:
     name = fault.for_report()
     if not segs:
         return Finding("undelivered-no-step", {"fault": name, "code": here.exit_code})
-    if fault.kind == "during-save":
-        return Finding("undelivered-no-save", {"fault": name, "rank": fault.rank, "at": fault.at})
+    if fault.kind in CUT_KINDS:
+        kind = "undelivered-no-save" if fault.kind == "during-save" else "undelivered-no-commit"
+        return Finding(kind, {"fault": name, "rank": fault.rank, "at": fault.at})
     reached = max((s.reached for s in segs if s.reached is not None), default=0)
     return Finding("undelivered-ended", {"fault": name, "reached": reached, "code": here.exit_code})
 

@@ -25,7 +25,7 @@ import inspect
 import tempfile
 from pathlib import Path
 
-from course_lib.exercises import ex01, ex02, ex03, ex04, ex05, ex05_audit  # noqa: F401  (each registers its exercises)
+from course_lib.exercises import ex01, ex02, ex03, ex04, ex05  # noqa: F401  (each registers its exercises)
 from course_lib.exercises.base import EXERCISES, Result, run_check, say
 from course_lib.exercises.carry import write_module
 from course_lib.exercises.quiz import quiz

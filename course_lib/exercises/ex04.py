@@ -7,8 +7,8 @@ import tempfile
 import torch
 import torch.nn.functional as F
 
+from course_lib.exercises.audited import check_by_audit
 from course_lib.exercises.base import Exercise, Fail, learner_call, register, say
-from course_lib.exercises.killed_runs import check_killed
 
 
 def _check_monitor(funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
@@ -86,7 +86,7 @@ register(Exercise(
 
 register(Exercise(
     "04.save", ("A checkpoint that survives a kill", "被杀也不坏的检查点"), ("save_checkpoint", "load_checkpoint"),
-    lambda funcs, seed, lang: check_killed("04.save", funcs, seed, lang),
+    lambda funcs, seed, lang: check_by_audit("04.save", funcs, seed, lang),
     hints=[("The next step depends on more than the weights. List what changes at every step: the model, AdamW's "
             "moments, the learning rate's place in its schedule, the random numbers dropout draws, and where in "
             "the epoch you are.",

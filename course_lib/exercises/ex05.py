@@ -1,17 +1,30 @@
 """Notebook 05's exercises: find the newest checkpoint that loads (05.newest); restore everything the next step
-needs from it, under the grader's real kills (05.resume)."""
+needs from it (05.resume); fix a given loop's save and load until the audit says exact (05.audit). The last two
+are checked by the audit (:mod:`.audited`)."""
 from __future__ import annotations
 
+import io
+import os
 import random
+import signal
 import tempfile
 from pathlib import Path
 
 import torch
 
 from course_lib._runtime.rank_start import start_process
+from course_lib.exercises.audited import check_by_audit
 from course_lib.exercises.base import Exercise, Fail, learner_call, register, say
-from course_lib.exercises.killed_runs import check_killed
-from course_lib.exercises.loop import half_write
+
+
+def half_write(source: str, target: str) -> None:
+    """A process that a real SIGKILL stops half-way through ``torch.save`` of ``source``'s state
+    to ``target`` (05.newest's broken newest file), through the kit's one cut-a-save-half-way."""
+    from course_lib.checkpoint.faults import write_half
+
+    buf = io.BytesIO()
+    torch.save(torch.load(source, weights_only=True), buf)
+    write_half(buf.getbuffer(), target, then=lambda: os.kill(os.getpid(), signal.SIGKILL))
 
 
 def _book_files(folder: Path, epochs: list[int], half: int | None) -> None:
@@ -87,16 +100,16 @@ register(Exercise(
 
 register(Exercise(
     "05.resume", ("The chapter's resume, made exact", "把本章的断点续训补到逐位相同"), ("resume_training",),
-    lambda funcs, seed, lang: check_killed("05.resume", funcs, seed, lang),
+    lambda funcs, seed, lang: check_by_audit("05.resume", funcs, seed, lang),
     hints=[("The chapter's resume_training restores the model and the optimizer and returns the epoch. The run "
             "never interrupted also had a learning-rate schedule, random dropout masks and a place in the middle "
             "of an epoch: restore all of it from the one file you are given.",
             "本章的 resume_training 恢复模型和优化器，返回 epoch。从未中断的那次训练还有学习率调度、随机的 dropout "
             "掩码，以及它在一个 epoch 中间的位置：把这些都从给你的那个文件里恢复出来。"),
-           ("Which key holds what: read the save that wrote the file, book_style_save in course_lib/exercises/loop.py. "
-            "Load the file with torch.load(path, weights_only=True) (a dict); each object with state has its "
-            "load_state_dict, and the RNG has torch.set_rng_state.",
-            "哪个键存的是什么，去看写这个文件的保存函数：course_lib/exercises/loop.py 里的 book_style_save。"
+           ("Which key holds what: read the save that wrote the file, book_style_save in "
+            "course_lib/exercises/audit_loop.py. Load the file with torch.load(path, weights_only=True) (a dict); "
+            "each object with state has its load_state_dict, and the RNG has torch.set_rng_state.",
+            "哪个键存的是什么，去看写这个文件的保存函数：course_lib/exercises/audit_loop.py 里的 book_style_save。"
             "用 torch.load(path, weights_only=True) 加载这个文件（得到一个 dict）；每个有状态的对象都有自己的 "
             "load_state_dict，随机数生成器用 torch.set_rng_state。"),
            ("Restore the scheduler only when one is given, and return {'epoch': ..., 'step_in_epoch': ..., "
@@ -105,3 +118,20 @@ register(Exercise(
             "只在传入 scheduler 时才恢复它；原样返回文件里的 {'epoch': ..., 'step_in_epoch': ..., "
             "'global_step': ...}：这些数已经把做完的步算在内，训练循环从那里接着走。")],
     solution="course_lib.exercises.solutions.ex05", spawns=True))
+
+
+register(Exercise(
+    "05.audit", ("Fix a loop until the audit says exact", "修一个训练循环，直到审计的结论是逐位相同"),
+    ("save_checkpoint", "load_checkpoint"), lambda funcs, seed, lang: check_by_audit("05.audit", funcs, seed, lang),
+    hints=[("Run the check and read its one line: the audit names the first piece of state or the first habit that "
+            "breaks the resume. Fix that, run it again: one finding at a time.",
+            "运行检查，读它给出的那一行：审计会指出第一个让续训出错的状态或习惯做法。改掉它，再运行：一次只改一个问题。"),
+           ("The next step reads the model, the optimizer's state, the scheduler (the learning rate), torch's RNG "
+            "(dropout: torch.get_rng_state / set_rng_state) and where the loop is: the epoch and the step within it.",
+            "下一步要读的是：模型、优化器状态、学习率调度器（决定当前的学习率）、torch 的随机数生成器（dropout："
+            "torch.get_rng_state / set_rng_state），以及训练循环的位置：epoch 和 epoch 内的步。"),
+           ("Write the file atomically: torch.save into path + '.tmp' opened with open(..., 'wb'), f.flush(), "
+            "os.fsync(f.fileno()), then os.replace(tmp, path); load_checkpoint returns (epoch, step).",
+            "原子地写文件：用 open(..., 'wb') 打开 path + '.tmp'，torch.save 写进去，f.flush()，"
+            "os.fsync(f.fileno())，再 os.replace(tmp, path)；load_checkpoint 返回 (epoch, step)。")],
+    solution="course_lib.exercises.solutions.ex05_audit", spawns=True))

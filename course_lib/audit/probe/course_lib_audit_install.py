@@ -15,6 +15,7 @@ import importlib.abc
 import json
 import os
 import random
+import shutil
 import sys
 import weakref
 
@@ -235,6 +236,7 @@ def install() -> None:
     _wrap(os, "fsync", lambda real: lambda fd: p.fsync(real, fd))
     _wrap(os, "replace", lambda real: lambda src, dst, *a, **k: p.rename(real, src, dst, *a, **k))
     _wrap(os, "rename", lambda real: lambda src, dst, *a, **k: p.rename(real, src, dst, *a, **k))
+    _wrap(shutil, "copyfile", lambda real: lambda src, dst, *a, **k: p.copy(real, src, dst, *a, **k))
 
     def _exit(real):
         def leave(code):

@@ -47,6 +47,7 @@ class Probe:
         self.scales: list[float] = []  # a GradScaler's scale at each of its steps since the last optimizer step
         self.fired = False
         self.cut_pending = False  # a during-save fault waits for the bytes of an in-memory save to reach a file
+        self.commit_pending = None  # a during-commit fault's step: it waits for the rename or copy after that save
         self.saves_here = 0  # saves at the step a during-save fault cuts
         self.saved_at = self.synced_at = None  # the steps of the newest save, and of an fsync after it
         self.pre: dict = {}
@@ -164,8 +165,8 @@ class Probe:
         with open(os.path.join(self.cfg["out"], "FAULT"), "a") as f:
             f.write(f"{os.getpid()}\n")
 
-    def _cut_and_die(self, what: str) -> None:
-        self.mark_fault(mode="during-save", at=self.global_step(self.steps), target=what)
+    def _cut_and_die(self, what: str, mode: str = "during-save") -> None:
+        self.mark_fault(mode=mode, at=self.global_step(self.steps), target=what)
         os.kill(os.getpid(), signal.SIGKILL)
 
     # ------------------------------------------------------------------ saves and loads
@@ -179,6 +180,8 @@ class Probe:
             self.seconds += time.perf_counter() - t0
         self.event("save", **record)
         self.saved_at = self.steps
+        if self._mine(("during-commit",), self.global_step(self.steps), self.rank()):
+            self.fired, self.commit_pending = True, self.steps  # the save is written whole; its rename or copy is struck
         if not self._mine(("during-save",), self.global_step(self.steps), self.rank()):
             return False
         self.saves_here += 1
@@ -236,6 +239,19 @@ class Probe:
             size = os.path.getsize(src)
             os.truncate(src, size // 2)
             self._cut_and_die(f"{src} ({size} bytes, before its rename)")
+        if self.commit_pending == self.steps:  # the save's rename onto the checkpoint does not happen
+            self._cut_and_die(f"{dst} (just before the rename of {src})", "during-commit")
+        return real(src, dst, *args, **kwargs)
+
+    def copy(self, real, src, dst, *args, **kwargs):
+        """``shutil.copyfile`` (``copy``, ``copy2`` and a ``move`` across file systems go through
+        it): a during-commit fault writes half of ``src`` into ``dst``, then SIGKILL."""
+        if self.commit_pending == self.steps and os.path.isfile(src):
+            with open(src, "rb") as f:
+                data = f.read()
+            with open(dst, "wb") as out:
+                _write_half(out, data)
+            self._cut_and_die(f"{dst} (half-way through the copy of {src})", "during-commit")
         return real(src, dst, *args, **kwargs)
 
     def synced(self) -> None:

@@ -1,0 +1,65 @@
+"""Exercises 04.save, 05.resume and 05.audit, checked by the audit: the learner's functions run
+in :mod:`.audit_loop` as a script, struck by real faults, each restart judged against the run
+never interrupted (:mod:`course_lib.audit`, the kit's one resume judge). The first thing to fix
+is said with its fix, in the notebook's language."""
+from __future__ import annotations
+
+import random
+import sys
+from pathlib import Path
+
+from course_lib.audit import AuditError, audit
+from course_lib.exercises.base import Fail, say
+from course_lib.exercises.carry import carry_for_check
+from course_lib.lab.audit_view import audit_verdict, finding_line
+
+LOOP = Path(__file__).resolve().parent / "audit_loop.py"
+FAULTS = 4  # 05.audit: one run, killed four times: a SIGKILL, a SIGTERM, a cut save, a kill right after a save
+
+
+def faults_for(ex_id: str, seed: int) -> int | list[str]:
+    """The faults of one check, drawn by ``seed``, all in one run (the loop saves after global
+    steps 5, 10, 17, 22, 29 and 34). 04.save: a kill as a step begins, one inside a save's
+    ``torch.save``, one at the rename or copy that puts a later save in place. 05.resume: a kill
+    with two saves before it (the newest file is not the first), one right after a later save."""
+    rng = random.Random(seed)
+    if ex_id == "04.save":
+        return [f"sigkill@{rng.randint(6, 16)}", f"during-save@{rng.choice((17, 22))}",
+                f"during-commit@{rng.choice((29, 34))}"]
+    if ex_id == "05.resume":
+        return [f"sigkill@{rng.randint(12, 16)}", f"after-save@{rng.choice((23, 30))}"]
+    return FAULTS
+
+
+def check_by_audit(ex_id: str, funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
+    workdir, module = carry_for_check(ex_id, funcs, lang)
+    try:
+        report = audit([sys.executable, str(LOOP), "--out", "{run}", "--learner", module, "--exercise", ex_id],
+                       out=workdir / "audit", faults=faults_for(ex_id, seed), per_run=FAULTS, seed=seed, grace=10,
+                       progress=False, references=1)  # the loop is the kit's and seeded: its determinism is not checked
+    except AuditError as err:
+        raise Fail(say(lang, "the loop does not run with your functions: {err}", "用你的函数，训练循环跑不起来：{err}",
+                       err=err)) from None
+    details = {"report": str(report.out / "report.json")}
+    first = next((f for f in report.findings if f.defect or f.lost), None)  # lost work too: the loop saves on SIGTERM
+    if first is not None:
+        line, fix = finding_line(first, lang)
+        raise Fail(say(lang, "not exact yet: {line}. Fix: {fix}", "还不是逐位相同：{line}。修正：{fix}", line=line,
+                       fix=fix), details)
+    if not report.exact:
+        raise Fail(say(lang, "not exact yet: {v}", "还不是逐位相同：{v}", v=audit_verdict(report, lang)), details)
+    missed = next((f for f in report.findings if f.kind.startswith("undelivered")), None)
+    if missed is not None:  # a save the faults cannot strike was not checked: no torch.save, or no rename or copy
+        raise Fail(say(lang, "not checked: {line}. {fix}", "没有检查成：{line}。{fix}", line=finding_line(missed, lang)[0],
+                       fix=say(lang, *UNSTRUCK.get(missed.kind, UNSTRUCK["undelivered-no-save"]))), details)
+    return audit_verdict(report, lang), details
+
+
+UNSTRUCK = {  # what to do when a fault found nothing to strike
+    "undelivered-no-save": ("save_checkpoint must write the checkpoint with torch.save (the check kills inside it)",
+                            "save_checkpoint 必须用 torch.save 写检查点（检查会在它写到一半时杀掉进程）"),
+    "undelivered-no-commit": ("write the checkpoint under another name, then put it in place with os.replace(tmp, "
+                              "path): written at its path directly, a kill mid-write leaves half a file there",
+                              "先用另一个名字写好检查点，再用 os.replace(tmp, path) 把它放到位：直接写在原路径上，"
+                              "写到一半被杀，那里就只剩半个文件"),
+}
