@@ -1,6 +1,6 @@
 """Which faults an audit delivers, chosen by a seed from what the reference run did.
 
-Four kinds, each a real signal (:mod:`course_lib.audit.probe`):
+Five kinds, each a real signal (:mod:`course_lib.audit.probe`), the last one only when named:
 
 * ``sigkill``: one rank is SIGKILLed as a step begins (a crash: nothing the script does runs);
 * ``sigterm``: every rank gets SIGTERM as a step begins, as a scheduler's preemption reaches

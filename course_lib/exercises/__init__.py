@@ -14,8 +14,8 @@ puts the answer above the learner's own. Hints move one step each (the idea, the
 the shape); none is the whole code.
 
 Every check runs the learner's functions through the kit's real machinery (real reviews, real
-models, real spawned ranks for 03, real processes killed by real signals for 04/05, ``compare``
-against the reference run) and answers in the notebook's language. The grader's randomness is
+models, real spawned ranks for 03; for 04/05 a loop struck by real faults, judged by the audit
+against the run never interrupted) and answers in the notebook's language. The grader's randomness is
 seeded per attempt and printed: ``check(..., seed=N)`` repeats an attempt exactly.
 """
 from __future__ import annotations

@@ -32,6 +32,9 @@ def faults_for(ex_id: str, seed: int) -> int | list[str]:
 
 
 def check_by_audit(ex_id: str, funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
+    """``funcs`` carried into a module the loop imports; the loop run once uninterrupted, then
+    one run struck by every fault (``per_run=FAULTS``: no check has more); the first thing to fix,
+    or "not checked" when a fault found nothing to strike."""
     workdir, module = carry_for_check(ex_id, funcs, lang)
     try:
         report = audit([sys.executable, str(LOOP), "--out", "{run}", "--learner", module, "--exercise", ex_id],
@@ -49,17 +52,20 @@ def check_by_audit(ex_id: str, funcs: dict, seed: int, lang: str) -> tuple[str, 
     if not report.exact:
         raise Fail(say(lang, "not exact yet: {v}", "还不是逐位相同：{v}", v=audit_verdict(report, lang)), details)
     missed = next((f for f in report.findings if f.kind.startswith("undelivered")), None)
-    if missed is not None:  # a save the faults cannot strike was not checked: no torch.save, or no rename or copy
-        raise Fail(say(lang, "not checked: {line}. {fix}", "没有检查成：{line}。{fix}", line=finding_line(missed, lang)[0],
-                       fix=say(lang, *UNSTRUCK.get(missed.kind, UNSTRUCK["undelivered-no-save"]))), details)
+    if missed is not None:  # a fault that found nothing to strike checked nothing
+        fix = say(lang, *UNSTRUCK.get(missed.kind, UNSTRUCK["other"]))
+        raise Fail(say(lang, "not checked: {line}. {fix}", "没能完成检查：{line}。{fix}",
+                       line=finding_line(missed, lang)[0], fix=fix), details)
     return audit_verdict(report, lang), details
 
 
 UNSTRUCK = {  # what to do when a fault found nothing to strike
     "undelivered-no-save": ("save_checkpoint must write the checkpoint with torch.save (the check kills inside it)",
                             "save_checkpoint 必须用 torch.save 写检查点（检查会在它写到一半时杀掉进程）"),
-    "undelivered-no-commit": ("write the checkpoint under another name, then put it in place with os.replace(tmp, "
+    "undelivered-no-commit": ("write the checkpoint to a temporary file, then put it in place with os.replace(tmp, "
                               "path): written at its path directly, a kill mid-write leaves half a file there",
-                              "先用另一个名字写好检查点，再用 os.replace(tmp, path) 把它放到位：直接写在原路径上，"
-                              "写到一半被杀，那里就只剩半个文件"),
+                              "先把检查点写进临时文件，再用 os.replace(tmp, path) 原子重命名到检查点的路径上："
+                              "直接写在检查点的路径上，进程写到一半被杀掉，那里就只剩半个文件"),
+    "other": ("the loop must train all its steps with your functions, saving every 5 steps",
+              "用你的函数，训练循环必须把所有步都训练完，并每 5 步保存一次"),
 }

@@ -14,7 +14,7 @@ from course_lib.lab.i18n import resolve, tr
 
 FAULT_ZH = {"sigkill": "第 {at} 步开始时{who}被 SIGKILL 杀掉", "sigterm": "第 {at} 步开始时{who}收到 SIGTERM",
             "during-save": "第 {at} 步之后的保存写到一半时{who}被 SIGKILL 杀掉",
-            "during-commit": "第 {at} 步之后的保存正要重命名或复制到位时{who}被 SIGKILL 杀掉",
+            "during-commit": "第 {at} 步之后的保存放到位时（重命名之前或复制到一半）{who}被 SIGKILL 杀掉",
             "after-save": "第 {prev} 步刚保存完、第 {at} 步开始时{who}被 SIGKILL 杀掉"}
 RNG_ZH = {"python": "Python 的 random", "numpy": "NumPy 的全局随机数生成器", "torch": "torch 的 CPU 随机数生成器",
           "cuda": "CUDA 的随机数生成器"}
@@ -55,7 +55,7 @@ ZH = {
     "not-atomic": ("{fault}后，续训没能启动（{error}）：它读的正是那个保存到一半被故障截断的检查点", ATOMIC),
     "not-atomic-read": ("{fault}后，续训读不了 {target}（{error}）：它需要的正是那个保存到一半被截断的检查点", ATOMIC),
     "not-atomic-lost": ("{fault}后，续训从第 {resumed} 步接着训练，而不是从第 {newest} 步的检查点："
-                        "故障发生在保存替换它的过程中，新旧两个都没留下（白费了 {lost} 步）",
+                        "故障正好发生在新的保存替换它的时候，新旧两个检查点都没留下（白费了 {lost} 步）",
                         ATOMIC),
     "did-not-start": ("{fault}后，续训没能启动：{error}", "让续训只读取完整的检查点，并修正上面的错误"),
     "hung": ("{fault}：训练在 {seconds:.0f} 秒内没有结束，被杀掉（某个 Rank 在等一个已经死掉的同伴？）",

@@ -99,6 +99,20 @@ def removed_then_renamed_save(path, model, optimizer, scheduler, progress):  # t
     os.rename(path + ".tmp", path)
 
 
+def backed_up_then_copied_save(path, model, optimizer, scheduler, progress):  # a backup, then a copy over the checkpoint
+    torch.save(_everything(model, optimizer, scheduler, progress), path + ".tmp")
+    if os.path.exists(path):
+        shutil.copyfile(path, path + ".bak")
+    shutil.copyfile(path + ".tmp", path)
+
+
+def rotated_save(path, model, optimizer, scheduler, progress):  # the old one moved aside, then the new one renamed in
+    torch.save(_everything(model, optimizer, scheduler, progress), path + ".tmp")
+    if os.path.exists(path):
+        os.replace(path, path + ".bak")
+    os.replace(path + ".tmp", path)
+
+
 def one_step_late_load(path, model, optimizer, scheduler):  # "resume at the next step": one too many
     progress = full_load(path, model, optimizer, scheduler)
     return {"epoch": progress["epoch"], "step_in_epoch": progress["step_in_epoch"] + 1,
@@ -117,6 +131,10 @@ WRONG = {
                 ("copied over the checkpoint", (copied_save, full_load),
                  "was put in place (its rename or copy), the resumed run did not start"),
                 ("the old one removed before the rename", (removed_then_renamed_save, full_load),
+                 "the crash struck while the save replaced it, and left neither"),
+                ("a backup, then copied over the checkpoint", (backed_up_then_copied_save, full_load),
+                 "was put in place (its rename or copy), the resumed run did not start"),
+                ("the old one moved aside before the rename", (rotated_save, full_load),
                  "the crash struck while the save replaced it, and left neither"),
                 ("one step late", (full_save, one_step_late_load), "skipped 1 steps' batches")],
 }

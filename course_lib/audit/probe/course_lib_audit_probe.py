@@ -48,6 +48,7 @@ class Probe:
         self.fired = False
         self.cut_pending = False  # a during-save fault waits for the bytes of an in-memory save to reach a file
         self.commit_pending = None  # a during-commit fault's step: it waits for the rename or copy after that save
+        self.commit_src = None  # ... of the file that save wrote (None: it wrote to memory, so the first one)
         self.saves_here = 0  # saves at the step a during-save fault cuts
         self.saved_at = self.synced_at = None  # the steps of the newest save, and of an fsync after it
         self.pre: dict = {}
@@ -172,7 +173,8 @@ class Probe:
     # ------------------------------------------------------------------ saves and loads
     def saving(self, via: str, target: str) -> bool:
         """A save begins (``torch.save``, safetensors): record it; is it the one a ``during-save``
-        fault cuts (the ``nth`` save of its step)?"""
+        fault cuts (the ``nth`` save of its step)? A ``during-commit`` fault of this step waits for
+        the rename or copy of the file it writes (:meth:`rename`, :meth:`copy`)."""
         record = {"step": self.global_step(self.steps), "target": target, "via": via, "pending": self.backwards}
         if self.last is not None:  # the state this save holds, to find a resume from it by content
             t0 = time.perf_counter()
@@ -182,6 +184,7 @@ class Probe:
         self.saved_at = self.steps
         if self._mine(("during-commit",), self.global_step(self.steps), self.rank()):
             self.fired, self.commit_pending = True, self.steps  # the save is written whole; its rename or copy is struck
+            self.commit_src = None if target.startswith("<") else target
         if not self._mine(("during-save",), self.global_step(self.steps), self.rank()):
             return False
         self.saves_here += 1
@@ -239,20 +242,24 @@ class Probe:
             size = os.path.getsize(src)
             os.truncate(src, size // 2)
             self._cut_and_die(f"{src} ({size} bytes, before its rename)")
-        if self.commit_pending == self.steps:  # the save's rename onto the checkpoint does not happen
+        if self._commit(src):  # the save's rename onto the checkpoint does not happen
             self._cut_and_die(f"{dst} (just before the rename of {src})", "during-commit")
         return real(src, dst, *args, **kwargs)
 
     def copy(self, real, src, dst, *args, **kwargs):
         """``shutil.copyfile`` (``copy``, ``copy2`` and a ``move`` across file systems go through
         it): a during-commit fault writes half of ``src`` into ``dst``, then SIGKILL."""
-        if self.commit_pending == self.steps and os.path.isfile(src):
+        if self._commit(src) and os.path.isfile(src):
             with open(src, "rb") as f:
                 data = f.read()
             with open(dst, "wb") as out:
                 _write_half(out, data)
             self._cut_and_die(f"{dst} (half-way through the copy of {src})", "during-commit")
         return real(src, dst, *args, **kwargs)
+
+    def _commit(self, src) -> bool:
+        """Is this rename or copy the one a during-commit fault strikes: of the struck save's file?"""
+        return self.commit_pending == self.steps and self.commit_src in (None, os.path.abspath(os.fspath(src)))
 
     def synced(self) -> None:
         """An fsync or a rename after a save of this step: its bytes reach a file (once per step)."""

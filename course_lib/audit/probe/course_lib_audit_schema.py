@@ -41,8 +41,8 @@ RECORDS = {
     "sampler": {**_WHERE, "epoch": "a DistributedSampler pass: its epoch", "shuffle": "does it shuffle",
                 "seed": "its seed"},
     "loader": {**_WHERE, "workers": "a DataLoader pass begins: its num_workers", "generator": "does it have its own"},
-    "fault": {**_WHERE, "mode": "sigkill, sigterm or during-save", "at": "the step it was due at", "target": "what a "
-              "cut save was writing"},
+    "fault": {**_WHERE, "mode": "sigkill, sigterm, during-save or during-commit", "at": "the step it was due at",
+              "target": "what a cut save was writing, or the rename or copy a during-commit struck"},
     "end": {**_WHERE, "how": "exit or os._exit", "params": "the parameters as the process left",
             "state": "the optimizer state", "ema": "the averaged model", "probe_s": "seconds in the probe"},
 }
