@@ -103,6 +103,17 @@ def test_a_diagnosis_speaks_the_notebooks_language():
     assert "相邻两个片段" in check("01.chunk", no_overlap, seed=1, lang="zh").diagnosis
 
 
+def test_the_audited_loop_reads_what_a_load_returns():
+    """The progress dict as saved; the chapter's epoch alone (it starts over); None (the run
+    starts over): the audit names what each loses. Anything else is a clear error."""
+    from course_lib.exercises.audit_loop import place
+
+    assert place({"epoch": 2, "step_in_epoch": 5, "global_step": 29}) == (2, 5)
+    assert place(1) == (1, 0) and place(None) is None
+    with pytest.raises(TypeError, match="progress dict as saved"):
+        place((1, 5))
+
+
 def test_the_seed_is_printed_and_repeats_the_attempt():
     a, b = (check("02.group", *solution_of("02.group"), seed=5, lang="en") for _ in range(2))
     assert a.seed == 5 and a.diagnosis == b.diagnosis

@@ -91,8 +91,12 @@ def plug(exercise: str, mine, out: str):
     return load, save
 
 
-def place(progress) -> tuple[int, int]:
-    """``(epoch, step)`` of a progress dict the learner's load returned."""
+def place(progress) -> tuple[int, int] | None:
+    """``(epoch, step)`` from what the learner's load returned: the progress dict as saved; the
+    chapter's epoch alone (that epoch starts over); ``None``, nothing (the run starts over). The
+    audit names what each loses, in the notebook's language."""
+    if progress is None or isinstance(progress, int):
+        return None if progress is None else (progress, 0)
     if not (isinstance(progress, dict) and {"epoch", "step_in_epoch"} <= set(progress)):
         raise TypeError(f"return the progress dict as saved, {{'epoch': ..., 'step_in_epoch': ..., 'global_step': "
                         f"...}}, not {progress!r}"[:300])
