@@ -26,7 +26,7 @@ def test_every_label_shown_has_its_chinese():
 
 
 def test_each_label_is_written_once():
-    tree = ast.parse((PACKAGE / "lab" / "i18n.py").read_text(encoding="utf-8"))
+    tree = ast.parse((PACKAGE / "lab" / "labels_zh.py").read_text(encoding="utf-8"))
     labels = next(n.value for n in ast.walk(tree)
                   if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "LABELS")
     counts = collections.Counter(k.value for k in labels.keys)
