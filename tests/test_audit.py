@@ -95,7 +95,7 @@ def test_a_fault_a_run_went_past_strikes_a_fresh_run_and_its_note_goes():
     assert passed_over(broken, [term, kill]) == [], "a broken run's faults would show its defect again"
     note = Finding("undelivered-ended", {"fault": kill.for_report(), "reached": 9, "code": 0})
     later = RunVerdict([FaultRow(kill, True)], [], steps=9, reference_steps=9, final_identical=True)
-    report = Report(["python", "t.py", "{run}"], None, Path("."), 0, {}, [], [],
+    report = Report(["python", "t.py", "{run}"], None, Path("."), 0, {}, [],
                     runs=[RunVerdict(run.rows, [note], 9, 9, True), later])
     assert report.faults == 2 and "undelivered-ended" not in [f.kind for f in report.findings]
 

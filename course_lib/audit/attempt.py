@@ -24,23 +24,26 @@ from course_lib.audit.records import Process, read_processes
 PROBE_DIR = Path(__file__).resolve().parent / "probe"
 SUPERVISOR = Path(__file__).resolve().parent / "supervisor.py"
 ENV = "COURSE_LIB_AUDIT"
-TAIL_LINES = 12
 
 
 @dataclass
 class Attempt:
     """How one attempt ended and what its processes recorded."""
-    argv: list[str]
     exit_code: int | None    # negative: ended by that signal
     seconds: float
     timed_out: bool
     log: Path
     processes: list[Process]
 
-    def tail(self, lines: int = TAIL_LINES) -> str:
-        """The last lines of what the command printed (stdout and stderr together)."""
+    def tail(self) -> str:
+        """The last 12 lines of what the command printed (stdout and stderr together)."""
         text = self.log.read_text(errors="replace") if self.log.exists() else ""
-        return "\n".join(text.rstrip().splitlines()[-lines:])
+        return "\n".join(text.rstrip().splitlines()[-12:])
+
+    @property
+    def last_line(self) -> str:
+        """The last line it printed that is not blank, or how it ended."""
+        return next((ln.strip()[:200] for ln in reversed(self.tail().splitlines()) if ln.strip()), self.how)
 
     @property
     def steps(self) -> int:
@@ -95,4 +98,4 @@ def run_attempt(argv: list[str], out: Path, log: Path, fault: dict | None = None
         if not result.exists():
             raise RuntimeError(f"the audit's supervisor ended without a result (exit code {supervisor.returncode})")
         ended = json.loads(result.read_text())
-    return Attempt(argv, ended["exit_code"], ended["seconds"], ended["timed_out"], log, read_processes(out))
+    return Attempt(ended["exit_code"], ended["seconds"], ended["timed_out"], log, read_processes(out))

@@ -25,7 +25,6 @@ from tqdm.auto import tqdm
 
 from course_lib.audit.attempt import Attempt, run_attempt, substitute
 from course_lib.audit.diagnosis import reference_findings
-from course_lib.audit.findings import HABITS
 from course_lib.audit.judge import Reference
 from course_lib.audit.plan import DRAWN, KINDS, Fault, given, parse_fault, plan
 from course_lib.audit.records import alignment_table
@@ -111,10 +110,8 @@ class _Audit:
         steps = ref.length(ref.ranks[0])
         info = {"steps": steps, "ranks": ref.ranks, "seconds": round((first.seconds + second.seconds) / 2, 2),
                 "saves": sum(ref.saves().values()), "determinism_checked": self.s.references == 2}
-        found = reference_findings(first.processes, second.processes)
         report = Report(self.command, self.resume, self.out, self.s.seed, info,
-                        [f for f in found if f.kind not in HABITS], [f for f in found if f.kind in HABITS],
-                        strict=self.s.strict)
+                        reference_findings(first.processes, second.processes), strict=self.s.strict)
         if not report.nondeterminism:
             s = self.s
             runs = given(s.faults, s.per_run) if isinstance(s.faults, list) else \
@@ -151,11 +148,10 @@ class _Audit:
             raise AuditError(f"the command did not finish within {timeout:.0f} s; give --timeout SECONDS, or a "
                              "shorter run")
         if attempt.exit_code != 0:
-            tail = attempt.tail()
-            last = next((ln.strip() for ln in reversed(tail.splitlines()) if ln.strip()), "no output")
             hint = (f"; its Python has no torch: run it with the Python that trains (e.g. {sys.executable})"
-                    if "No module named 'torch'" in tail else "; fix the command until it trains to its end on its own")
-            raise AuditError(f"the command failed ({attempt.how}: {last[:200]}){hint}; its output: {attempt.log}")
+                    if "No module named 'torch'" in attempt.tail() else
+                    "; fix the command until it trains to its end on its own")
+            raise AuditError(f"the command failed ({attempt.how}: {attempt.last_line}){hint}; its output: {attempt.log}")
         if not attempt.steps:
             raise AuditError("the command ran but took no optimizer step the audit could see (torch.optim's step, in a "
                              "Python started without -I, -E or -S, which would skip the audit's PYTHONPATH)")

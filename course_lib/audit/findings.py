@@ -165,12 +165,8 @@ class Finding:
     total_lost: int | None = None  # lost work merged over those faults (its line keeps the first one's numbers)
 
     @property
-    def template(self) -> str:
-        return KINDS[self.kind][0]
-
-    @property
     def line(self) -> str:
-        return self.render(self.template, describe_fault, rng_list)
+        return self.render(KINDS[self.kind][0], describe_fault, rng_list)
 
     def render(self, template: str, fault_text, rngs_text) -> str:
         """``template`` filled with this finding's values, the fault and the RNGs said by the two functions."""

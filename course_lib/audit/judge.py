@@ -28,10 +28,6 @@ class Difference:
     ours: dict = field(default_factory=dict)    # the values of the differing ones, this run's
     theirs: dict = field(default_factory=dict)  # and the reference's
 
-    @property
-    def first(self) -> str:
-        return self.components[0]
-
 
 @dataclass
 class Segment:

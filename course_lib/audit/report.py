@@ -15,11 +15,20 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from course_lib.audit.findings import LOST, NOTES, Finding, merge
+from course_lib.audit.findings import HABITS, LOST, NOTES, Finding, merge
 from course_lib.audit.verdict import STATE, RunVerdict
 
 EXACT, NOT_EXACT, BAD_INPUT = 0, 1, 2
 MARK = {True: "ok", False: "DIFF", None: "-"}
+
+
+VERDICTS = {
+    "deterministic": "NOT DETERMINISTIC: two runs never interrupted differ, so no resume can be exact (fix that first)",
+    "lost": "EXACT, WITH LOST WORK: every one of {n} faults resumed bit-identically, but {lost} steps were trained "
+            "again after {k} of them{strict}",
+    "exact": "EXACT: every one of {n} faults resumed bit-identically",
+    "habit": "NOT EXACT: the run itself has a defect (above), although every fault resumed bit-identically",
+    "runs": "NOT EXACT: {bad} of {runs} interrupted runs fall short of the run never interrupted"}
 
 
 @dataclass
@@ -29,8 +38,7 @@ class Report:
     out: Path
     seed: int
     reference: dict                      # steps, ranks, seconds, saves of the uninterrupted run
-    nondeterminism: list[Finding]        # what makes two uninterrupted runs differ (empty: they are the same run)
-    habits: list[Finding]                # what the uninterrupted run itself shows (set_epoch, the samplers' seeds)
+    uninterrupted: list[Finding]         # what the runs never interrupted show: they differ, or HABITS of each
     runs: list[RunVerdict] = field(default_factory=list)
     planned_runs: int = 0
     carried: int = 0                     # faults a run went past, dealt again to a fresh run
@@ -43,7 +51,12 @@ class Report:
         struck = [row.fault.for_report() for r in self.runs for row in r.rows if row.delivered]
         later = [f for r in self.runs for f in r.findings  # a note on a fault that struck in a later run is moot
                  if not (f.kind in NOTES and f.values.get("fault") in struck)]
-        return merge([*self.nondeterminism, *self.habits, *later])
+        return merge([*self.uninterrupted, *later])
+
+    @property
+    def nondeterminism(self) -> list[Finding]:
+        """What makes two uninterrupted runs differ (empty: they are the same run)."""
+        return [f for f in self.uninterrupted if f.kind not in HABITS]
 
     @property
     def faults(self) -> int:
@@ -68,20 +81,18 @@ class Report:
     def exit_code(self) -> int:
         return EXACT if self.exact and not (self.strict and self.lost) else NOT_EXACT
 
+    def verdict_case(self) -> tuple[str, dict]:
+        """Which verdict, a key of :data:`VERDICTS`, and its numbers: one order of the cases for
+        every language (:func:`course_lib.lab.audit_view.audit_verdict` words them in Chinese)."""
+        bad = sum(not r.exact for r in self.runs)
+        case = ("deterministic" if self.nondeterminism else "lost" if self.exact and self.lost else
+                "exact" if self.exact else "runs" if bad else "habit")
+        return case, {"n": self.faults, "k": self.lost_faults, "lost": self.lost, "runs": len(self.runs), "bad": bad}
+
     @property
     def verdict(self) -> str:
-        if self.nondeterminism:
-            return "NOT DETERMINISTIC: two runs never interrupted differ, so no resume can be exact (fix that first)"
-        if self.exact and self.lost:
-            strict = " (--strict: that fails)" if self.strict else ""
-            return (f"EXACT, WITH LOST WORK: every one of {self.faults} faults resumed bit-identically, but "
-                    f"{self.lost} steps were trained again after {self.lost_faults} of them{strict}")
-        if self.exact:
-            return f"EXACT: every one of {self.faults} faults resumed bit-identically"
-        bad = sum(not r.exact for r in self.runs)
-        if not bad:
-            return "NOT EXACT: the run itself has a defect (above), although every fault resumed bit-identically"
-        return f"NOT EXACT: {bad} of {len(self.runs)} interrupted runs fall short of the run never interrupted"
+        case, values = self.verdict_case()
+        return VERDICTS[case].format(**values, strict=" (--strict: that fails)" if self.strict else "")
 
     def to_dict(self) -> dict:
         return {"command": self.command, "resume_command": self.resume_command, "seed": self.seed,

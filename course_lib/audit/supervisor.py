@@ -69,9 +69,9 @@ def kill_descendant(pid: int, ours: set[int]) -> None:
         os.close(fd)
 
 
-def end_all(deadline_s: float = CLEAN_UP_S) -> None:
+def end_all() -> None:
     """SIGKILL every live descendant until none is left, reaping each (the orphans are ours)."""
-    end = time.monotonic() + deadline_s
+    end = time.monotonic() + CLEAN_UP_S
     while time.monotonic() < end:
         alive = descendants(os.getpid())
         _reap()
@@ -104,7 +104,7 @@ def main(config_path: str) -> int:
     deadline, timed_out, signalled = t0 + cfg["timeout"], False, False
     with open(cfg["log"], "wb") as sink:
         proc = subprocess.Popen(cfg["argv"], stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                env=cfg["env"], cwd=cfg.get("cwd"), start_new_session=True)
+                                env=cfg["env"], start_new_session=True)
     while proc.poll() is None and not stop:
         if cfg["sigterm_fault"] and not signalled and os.path.exists(cfg["fault_file"]):
             signalled, deadline = True, min(deadline, time.monotonic() + cfg["grace"])

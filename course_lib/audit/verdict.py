@@ -139,7 +139,7 @@ def _end(ref, faults, attempts, of, rows, findings, explained) -> RunVerdict:
     tail = attempts[-1] if attempts else None
     name = next((r.fault for r in reversed(rows) if r.delivered), rows[-1].fault if rows else faults[0]).for_report()
     if tail is not None and tail.exit_code not in (0, None) and of[len(attempts) - 1] and not explained:
-        findings.append(Finding("crashed", {"fault": name, "code": tail.exit_code, "error": _last_error(tail)}))
+        findings.append(Finding("crashed", {"fault": name, "code": tail.exit_code, "error": tail.last_line}))
         explained = True
     if steps is not None and steps != n and not explained:
         findings.append(Finding("steps", {"fault": name, "ours": steps, "theirs": n}))
@@ -175,7 +175,7 @@ def _failed_restart(fault: Fault, after: Attempt) -> list[Finding]:
     """A restart that took no step: a failure (the checkpoint a cut save left, or another error), or nothing."""
     if after.exit_code == 0:
         return []
-    error = _load_error(after) or _last_error(after)
+    error = _load_error(after) or after.last_line
     return [Finding("not-atomic" if fault.kind in CUT_KINDS else "did-not-start",
                     {"fault": fault.for_report(), "error": error})]
 
@@ -212,8 +212,3 @@ def _undelivered(fault: Fault, here: Attempt, segs: list[Segment]) -> Finding:
         return Finding(kind, {"fault": name, "rank": fault.rank, "at": fault.at})
     reached = max((s.reached for s in segs if s.reached is not None), default=0)
     return Finding("undelivered-ended", {"fault": name, "reached": reached, "code": here.exit_code})
-
-
-def _last_error(attempt: Attempt) -> str:
-    lines = [ln for ln in attempt.tail().splitlines() if ln.strip()]
-    return lines[-1].strip()[:200] if lines else attempt.how

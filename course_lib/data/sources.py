@@ -64,17 +64,12 @@ def clean_text(text: str | bytes) -> str:
     return _WS.sub(" ", text).strip()
 
 
-def clean_dataset(ds: Dataset, column: str = "text", num_proc: int | None = None) -> Dataset:
+def clean_dataset(ds: Dataset, column: str = "text") -> Dataset:
     """``ds`` with :func:`clean_text` applied to ``column`` (``map(batched=True)``); raises KeyError for a
     missing column. Notebook 01, §2."""
     if column not in ds.column_names:
         raise KeyError(f"column {column!r} not in dataset (columns: {ds.column_names})")
-    return ds.map(
-        lambda batch: {column: [clean_text(t) for t in batch[column]]},
-        batched=True,
-        num_proc=num_proc,
-        desc="cleaning",
-    )
+    return ds.map(lambda batch: {column: [clean_text(t) for t in batch[column]]}, batched=True, desc="cleaning")
 
 
 # --------------------------------------------------------------------------- exact dedup

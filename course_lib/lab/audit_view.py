@@ -133,7 +133,7 @@ VERDICT_ZH = {"deterministic": ("不确定：脚本本身不是确定性的，�
               "lost": "逐位相同，但有白费的训练：{n} 次故障之后的续训都逐位相同，但其中 {k} 次之后共有 {lost} 步"
                       "重新训练了一遍{strict}",
               "habit": "不是逐位相同：尽管每次故障之后的续训都逐位相同，训练本身却有问题（见上）",
-              "runs": "不是逐位相同：{n} 次被中断的训练中，有 {bad} 次没能与从未中断的训练逐位相同"}
+              "runs": "不是逐位相同：{runs} 次被中断的训练中，有 {bad} 次没能与从未中断的训练逐位相同"}
 
 
 def _tidy(text: str) -> str:
@@ -177,12 +177,5 @@ def audit_verdict(report: Report, lang: str | None = None) -> str:
     """The audit's verdict in one line (its exit code: 0 only when exact). Used by exercise 05.audit's check."""
     if resolve(lang) != "zh":
         return report.verdict
-    if report.nondeterminism:
-        return VERDICT_ZH["deterministic"]
-    if report.exact and report.lost:
-        strict = "（--strict：这也算不通过）" if report.strict else ""
-        return VERDICT_ZH["lost"].format(n=report.faults, k=report.lost_faults, lost=report.lost, strict=strict)
-    if report.exact:
-        return VERDICT_ZH["exact"].format(n=report.faults)
-    bad = sum(not r.exact for r in report.runs)
-    return VERDICT_ZH["runs"].format(n=len(report.runs), bad=bad) if bad else VERDICT_ZH["habit"]
+    case, values = report.verdict_case()
+    return VERDICT_ZH[case].format(**values, strict="（--strict：这也算不通过）" if report.strict else "")

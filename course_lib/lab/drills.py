@@ -9,14 +9,18 @@ import json
 import re
 import shutil
 import time
+import warnings
 from pathlib import Path
+
+import pandas as pd
 
 from course_lib.beyond import launch
 from course_lib.config import ConfigError, TrainConfig
 from course_lib.ddp.launch import RankFailed, RunInterrupted
 from course_lib.lab import references
-from course_lib.lab.tables import interruption
-from course_lib.watch.compare import compare_runs
+from course_lib.lab.i18n import resolve, tr
+from course_lib.lab.tables import comparisons, interruption
+from course_lib.watch.compare import acceptance_test, compare_runs
 from course_lib.watch.monitor import read_ledger
 
 UNPLANNED_KILLS = 5  # interruptions beyond the plan that interrupt_and_resume still resumes from
@@ -97,11 +101,6 @@ def acceptance_table(study: dict, lang: str | None = None):
     """The chapter's acceptance test (:func:`course_lib.watch.compare.acceptance_test`) applied to
     every resume of a :func:`resume_mode_study`, beside what ``compare`` says of the same run (the
     first divergent step, the samples repeated, identical or not). Used in notebook 05 (§3)."""
-    import pandas as pd
-
-    from course_lib.lab.i18n import resolve, tr
-    from course_lib.watch.compare import acceptance_test
-
     lang = resolve(lang)
     rows = {}
     for mode, r in study["runs"].items():
@@ -138,12 +137,6 @@ def world_size_study(workdir: str | Path, base: TrainConfig, world_sizes=(1, 2, 
     reduction; each run compared with the 1-rank run of the same reduction. A table: one row
     per (reduction, world size). More ranks than cores is slow but correct, and said here, so
     the launcher's warning about it is not shown. Used in notebook 03 (optional deep-dive A)."""
-    import warnings
-
-    import pandas as pd
-
-    from course_lib.lab.tables import comparisons
-
     rows = {}
     for reduction in ("ddp", "invariant"):
         runs = {}
@@ -157,8 +150,6 @@ def world_size_study(workdir: str | Path, base: TrainConfig, world_sizes=(1, 2, 
             runs[ws] = cfg.run_dir
         rows.update({(reduction, ws): compare_runs(runs[world_sizes[0]], run) for ws, run in runs.items()
                      if ws != world_sizes[0]})
-    from course_lib.lab.i18n import resolve, tr
-
     lang = resolve(lang)
     table = comparisons(rows, lang)
     table.index = pd.MultiIndex.from_tuples(rows, names=[tr("reduction", lang), tr("ranks vs {n}", lang, n=world_sizes[0])])

@@ -163,11 +163,11 @@ def interruption(reference: str | Path, runs: dict, kill_step: int | list[int] |
 
 
 def save_interval_curve(costs, mtbf: float, covered: float = 0.0, measured: list[dict] | None = None,
-                        epoch_steps: int | None = None, title: str | None = None, lang: str | None = None):
+                        epoch_steps: int | None = None, lang: str | None = None):
     """Expected wall time against the save interval (:func:`course_lib.beyond.advisor.expected_wall`),
     its minimum, Young's interval, the textbook's "every 10 epochs" and, when given, the
     measured runs (median and range of each interval's repetitions)."""
-    from course_lib.beyond.advisor import advise, expected_wall, young_seconds
+    from course_lib.beyond.advisor import advise, expected_wall, failure_free_wall, young_seconds
 
     t = _words(lang)
     ks = np.unique(np.geomspace(1, max(costs.steps, 2), 400).astype(int))
@@ -197,11 +197,9 @@ def save_interval_curve(costs, mtbf: float, covered: float = 0.0, measured: list
             q = np.array([p["predicted_quartiles"] for p in measured])
             ax.errorbar(np.array(xs) * 1.12, pm, yerr=[pm - q[:, 0], q[:, 1] - pm], fmt="D", mfc="none", c="C1",
                         capsize=3, label=t("predicted: median, quartiles"))
-    ax.axhline(costs.restart_seconds + costs.steps * costs.step_seconds + costs.finish_seconds, c="0.6", lw=1,
-               label=t("no failures, no saves"))
+    ax.axhline(failure_free_wall(costs), c="0.6", lw=1, label=t("no failures, no saves"))
     ax.set(xscale="log", xlabel=t("save every ... steps"), ylabel=t("wall time to finish (s)"),
-           title=t(title) if title else t("mean time between failures {m:.0f} s, save costs {c:.2f} s", m=mtbf,
-                                          c=costs.save_blocking_seconds))
+           title=t("mean time between failures {m:.0f} s, save costs {c:.2f} s", m=mtbf, c=costs.save_blocking_seconds))
     top = max([min(float(walls.max()), 4 * float(walls.min()))] + [max(p["walls"]) for p in measured or []])
     ax.set_ylim(0, top * 1.05)
     ax.legend(fontsize=8)

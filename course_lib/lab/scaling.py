@@ -13,6 +13,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -20,6 +21,7 @@ from course_lib.beyond import launch
 from course_lib.config import TrainConfig
 from course_lib.data.prepare import prepare_for
 from course_lib.ddp.models import build_model, parameter_count
+from course_lib.lab.i18n import resolve, tr
 from course_lib.watch.monitor import read_ledger, read_scalars
 
 PHASES = ("forward", "backward", "clip", "AdamW step")
@@ -48,8 +50,6 @@ def samples_per_s(run_dir: str | Path, skip: int) -> list[float]:
 
 def _seconds(value: float) -> str:
     """Two significant digits, written out in full (0.000023 s, not 2.3e-05 s; 17 s, not 17.0 s)."""
-    import numpy as np
-
     return np.format_float_positional(float(f"{value:.2g}"), trim="-") + " s"
 
 
@@ -58,8 +58,6 @@ def allreduce_frame(models=("bag", "minilm"), world_size: int = 2, lang: str | N
     link's rate: :func:`allreduce_table`), a row a link, slowest first, with where such a link is.
     Used in notebook 03 (§6)."""
     import pandas as pd
-
-    from course_lib.lab.i18n import resolve, tr
 
     lang = resolve(lang)
     tables = {model: allreduce_table(model, world_size) for model in models}
@@ -85,8 +83,6 @@ def throughput_table(runs: dict[str, str | Path], lang: str | None = None):
     """samples/s of each run and its ratio to the first: the chapter's "total throughput = one
     card x cards" measured, not assumed. Used in notebook 03 (optional deep-dive B)."""
     import pandas as pd
-
-    from course_lib.lab.i18n import resolve, tr
 
     lang = resolve(lang)
     rates = {tr(name, lang): ledger_samples_per_s(d) for name, d in runs.items()}

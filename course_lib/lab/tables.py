@@ -18,6 +18,7 @@ import pandas as pd
 import torch
 
 from course_lib.beyond.elastic.drill import first_step_after
+from course_lib.beyond.real_scale import LongRun
 from course_lib.config import ConfigError
 from course_lib.data.sources import clean_text
 from course_lib.data.text_tools import POLICIES, Rule, RuleLabeler
@@ -65,14 +66,14 @@ COMPARISON = {"refused": "refused before any rank started", "identical": "identi
               "repeated_samples": "samples repeated", "final_params_identical": "final parameters identical?"}
 
 
-def comparisons(results: dict[str, dict], lang: str | None = None, index: str = "run") -> pd.DataFrame:
+def comparisons(results: dict[str, dict], lang: str | None = None) -> pd.DataFrame:
     """One row per compared run (a :func:`course_lib.watch.compare.compare_runs` result each).
     Used in notebook 05 (optional deep-dive B) and by :func:`course_lib.lab.drills.world_size_study`."""
     lang = resolve(lang)
     rows = {name: {tr(label, lang): _value(r[k], lang) for k, label in COMPARISON.items() if k in r}
             for name, r in results.items()}
     frame = pd.DataFrame.from_dict(rows, orient="index").fillna("–")  # a refused resume has no comparison
-    frame.index.name = tr(index, lang)
+    frame.index.name = tr("run", lang)
     return frame
 
 
@@ -150,16 +151,6 @@ def policy_table(rules: Iterable[Rule | tuple], texts: Iterable[str], default: s
                                        name=tr("text", resolve(lang))))
 
 
-def _early_late(run_dir: str | Path, share: float) -> dict[int, tuple[float, float]]:
-    """Each rank's mean loss over the first and the last ``share`` of its steps."""
-    out = {}
-    for rank in ledger_ranks(run_dir):
-        losses = [r["loss"] for r in read_ledger(run_dir, rank)]
-        k = max(1, int(len(losses) * share))
-        out[rank] = (sum(losses[:k]) / k, sum(losses[-k:]) / k)
-    return out
-
-
 def addition_order(a: float, b: float, c: float, lang: str | None = None) -> pd.DataFrame:
     """``(a + b) + c`` and ``a + (b + c)`` in floating point, to the last digit Python prints, and
     whether they are equal: the order of an all-reduce's additions matters (notebook 03, optional deep-dive A)."""
@@ -181,14 +172,19 @@ def padding_shares(report: dict, lang: str | None = None) -> pd.DataFrame:
     return frame
 
 
-def sync_claim(result: dict, share: float = 0.2, lang: str | None = None) -> pd.DataFrame:
+def sync_claim(result: dict, lang: str | None = None) -> pd.DataFrame:
     """The chapter's "close losses falling together mean the gradient sync works", as a table
     of :func:`course_lib.lab.drills.sync_claim`'s two runs (notebook 03, "Reading the output"):
-    each rank's loss early and late, how far apart the ranks end, and the parameter check."""
+    each rank's loss early and late (its mean over the first and the last fifth of the rank's
+    steps), how far apart the ranks end, and the parameter check."""
     lang = resolve(lang)
     rows = {}
     for name, run in result.items():
-        early_late = _early_late(run["run_dir"], share)
+        early_late = {}
+        for rank in ledger_ranks(run["run_dir"]):
+            losses = [r["loss"] for r in read_ledger(run["run_dir"], rank)]
+            k = max(1, len(losses) // 5)
+            early_late[rank] = (sum(losses[:k]) / k, sum(losses[-k:]) / k)
         lates = [late for _, late in early_late.values()]
         rows[tr(name, lang)] = {
             **{tr("rank {rank}: loss early -> late", lang, rank=r): f"{e:.3f} -> {late:.3f}"
@@ -328,12 +324,10 @@ def pair_table(texts: list[str], pairs: list[tuple[int, int, float]], n: int = 3
             + "".join(rows) + "</table>")
 
 
-def real_scale_figures(run=None, lang: str | None = None) -> pd.DataFrame:
+def real_scale_figures(lang: str | None = None) -> pd.DataFrame:
     """The figures of a long pre-training run that the advisor is fed (notebook 04, "At real
     scale"): each value, what it is, and its source, or why it is assumed."""
-    from course_lib.beyond.real_scale import LongRun
-
-    lang, run = resolve(lang), run or LongRun()
+    lang, run = resolve(lang), LongRun()
     rows = {_label(name, lang): {tr("value", lang): f"{f.value:,.0f} {f.unit}".strip() if f.value >= 100 else
                    f"{f.value:g} {f.unit}".strip(),
                    tr("what", lang): tr(f.what, lang),

@@ -17,12 +17,17 @@ import matplotlib.pyplot as plt
 from IPython.display import Image, display
 
 from course_lib.beyond import REDUCTION_NAMES
+from course_lib.beyond.advisor import Costs, advise, lost_share, measure_costs
+from course_lib.beyond.real_scale import LongRun, scale_advice
 from course_lib.checkpoint.faults import kill
 from course_lib.config import KILL_MODES, RESUME_MODES, TrainConfig
+from course_lib.data.prepare import prepare_for
 from course_lib.lab import drills, plots
 from course_lib.lab.i18n import resolve, tr
-from course_lib.lab.tables import format_report
+from course_lib.lab.tables import format_report, real_scale
+from course_lib.predict import load_classifier
 from course_lib.watch.compare import compare_runs
+from course_lib.watch.monitor import read_ledger
 
 
 def show_figure(output: W.Output, fig) -> None:
@@ -59,8 +64,6 @@ class InterruptionLab(_Shown):
 
     def __init__(self, workdir: str | Path = "runs/lab", train_limit: int = 3000, run_length: int = 40,
                  save_every_steps: int = 10, lang: str | None = None, advanced: bool = False, **cfg_overrides):
-        from course_lib.data.prepare import prepare_for
-
         self.workdir = Path(workdir)
         self.lang = lang = resolve(lang)  # labels in the notebook's language (course_lib.lab.i18n)
         self.advanced = advanced
@@ -193,14 +196,12 @@ class SaveIntervalExplorer(_Shown):
     on each change, with the measured runs of an interval study and the textbook's interval.
     Used in notebook 04 (optional deep-dive A)."""
 
-    def __init__(self, study: dict, epoch_steps: int | None = None, lang: str | None = None, show_covered: bool = True):
-        from course_lib.beyond.advisor import Costs
-
+    def __init__(self, study: dict, lang: str | None = None, show_covered: bool = True):
         self.lang = resolve(lang)
         self.costs = Costs(**study["advice"]["costs"])
         self.measured = study.get("points")
         self.measured_mtbf = study["mtbf_seconds"]
-        self.epoch_steps = epoch_steps or study.get("steps_per_epoch")
+        self.epoch_steps = study.get("steps_per_epoch")
         mtbf, cost, wide = study["mtbf_seconds"], self.costs.save_blocking_seconds, _wide()
         self.mtbf = W.FloatLogSlider(value=mtbf, base=10, min=0, max=5, step=0.05,
                                      description=tr("mean time between failures (s)", self.lang), **wide)
@@ -221,9 +222,6 @@ class SaveIntervalExplorer(_Shown):
     def from_run(cls, run_dir: str | Path, mtbf: float, steps: int | None = None, **kw) -> SaveIntervalExplorer:
         """The explorer on one run's own costs (:func:`course_lib.beyond.advisor.measure_costs`), for a
         run of ``steps`` steps (default: that run's length), without measured points."""
-        from course_lib.beyond.advisor import advise, measure_costs
-        from course_lib.watch.monitor import read_ledger
-
         costs = measure_costs(run_dir)
         if steps:
             costs.steps = steps
@@ -231,8 +229,6 @@ class SaveIntervalExplorer(_Shown):
                     "steps_per_epoch": sum(r["epoch"] == 0 for r in read_ledger(run_dir))}, **kw)
 
     def update(self) -> None:
-        from course_lib.beyond.advisor import advise, lost_share
-
         costs = dataclasses.replace(self.costs, save_blocking_seconds=self.save_cost.value)
         advice = advise(costs, self.mtbf.value, self.covered.value)
         self.advice = advice
@@ -258,8 +254,6 @@ class ReviewBox(_Shown):
     Used in notebook 05 (optional deep-dive D)."""
 
     def __init__(self, run_dir: str | Path, lang: str | None = None):
-        from course_lib.predict import load_classifier
-
         self.lang = resolve(lang)
         self.classifier = load_classifier(run_dir)
         self.text = W.Textarea(placeholder=tr("type a review", self.lang), layout=W.Layout(width="600px", height="90px"))
@@ -287,8 +281,6 @@ class ScaleExplorer(_Shown):
     throughput, restart minutes) and the table and the curve follow."""
 
     def __init__(self, lang: str | None = None):
-        from course_lib.beyond.real_scale import LongRun
-
         self.lang, self.base = resolve(lang), LongRun()
         v, wide = self.base.value, _wide()
         self.controls = {
@@ -308,9 +300,6 @@ class ScaleExplorer(_Shown):
         self.update()
 
     def update(self) -> None:
-        from course_lib.beyond.real_scale import scale_advice
-        from course_lib.lab.tables import real_scale
-
         self.run = self.base.with_values(**{name: c.value for name, c in self.controls.items()})
         self.advice = scale_advice(self.run)
         self.table.outputs = ()

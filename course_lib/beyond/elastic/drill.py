@@ -16,11 +16,8 @@ Two ways to re-form (``reform``, see :mod:`course_lib._runtime.torchrun`): the k
 in-process (survivors and newcomers, no restart, the state from a live peer), or torchrun's
 agents restart every worker, which resumes from the checkpoint.
 
-What we learned (torch 2.13, CPU, loopback): both agents match the endpoint's host, so one must
-be told to host the rendezvous store (``is_host=1``) and the other not, or both may try. The node
-hosting the store is a single point of failure: lose the *other* one. An agent starts its
-workers in sessions of their own, so killing the agent's process group leaves its worker
-running: kill the worker too (what a lost machine does).
+Why the node lost is never the store's host, and its worker is killed with its agent:
+CONTRIBUTING.md ("Two torchrun agents ... on one host").
 """
 from __future__ import annotations
 
