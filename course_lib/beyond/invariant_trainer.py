@@ -104,7 +104,7 @@ def emergency_save(trainer: Trainer, parts: dict, background: bool) -> Path:
     return folder
 
 
-def _layout_problem(cfg: TrainConfig) -> str | None:
+def _layout_problem(cfg: TrainConfig) -> str | None:  # a named function: the Reduction is pickled to each rank
     return check_layout(cfg.global_batch_size, cfg.micro_batch, cfg.world_size)
 
 

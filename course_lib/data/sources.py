@@ -242,8 +242,12 @@ def _read_hub() -> _Raw:
 def raw_reviews(source: str = "offline", path: str | os.PathLike | None = None) -> tuple[list[str], list[int]]:
     """``(texts, labels)`` of ``source`` (``offline``, ``hub`` or ``path``) exactly as stored: before
     deduplication, cleaning or splitting (the notebook's "before" pictures). Notebook 01, §3."""
-    raw = _read_path(path) if source == "path" else {"offline": _read_offline, "hub": _read_hub}[source]()
+    raw = _read(source, path)
     return raw.texts, raw.labels
+
+
+def _read(source: str, path: str | os.PathLike | None):
+    return _read_path(path) if source == "path" else {"offline": _read_offline, "hub": _read_hub}[source]()
 
 
 def _validate(texts: list, labels: list, where: str) -> None:
@@ -275,9 +279,8 @@ def load_imdb(
     chosen = source
     if source == "auto":
         chosen = "path" if path is not None else ("hub" if _hub_requested() else "offline")
-    readers = {"hub": _read_hub, "offline": _read_offline, "path": lambda: _read_path(path)}
     try:
-        raw = readers[chosen]()
+        raw = _read(chosen, path)
     except Exception as err:  # auto falls back to the offline copy; an explicit source does not
         if source != "auto" or chosen != "hub":
             raise

@@ -75,12 +75,6 @@ def solution_of(exercise_id: str) -> tuple:
     return tuple(getattr(module, name) for name in ex.functions)
 
 
-def _hints_left(exercise_id: str) -> tuple[int, int]:
-    """(hints not yet shown, hints in all) of ``exercise_id`` in this kernel."""
-    total = len(_exercise(exercise_id).hints)
-    return total - _hints_shown.get(exercise_id, 0), total
-
-
 def solution(exercise_id: str, reveal: bool = False, lang: str | None = None) -> str:
     """The reference solution of ``exercise_id``, only when asked for. With ``reveal=True``: where
     it lives and its source (a notebook shows the functions; the string is the whole module, a
@@ -89,7 +83,8 @@ def solution(exercise_id: str, reveal: bool = False, lang: str | None = None) ->
     answer, so that a cell that runs it in order gives nothing away. Used in every notebook (exercises)."""
     ex, lang = _exercise(exercise_id), i18n.resolve(lang)
     if not reveal:
-        left, total = _hints_left(exercise_id)
+        total = len(ex.hints)
+        left = total - _hints_shown.get(exercise_id, 0)
         hints = say(lang, "hint(\"{id}\") gives the next hint ({k} of {n} left)", "hint(\"{id}\") 给出下一条提示"
                           "（共 {n} 条，还剩 {k} 条）", id=exercise_id, k=left, n=total) if left else say(
             lang, "You have seen all {n} hints of {id}", "{id} 的 {n} 条提示你都看过了", id=exercise_id, n=total)
