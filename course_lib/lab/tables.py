@@ -66,14 +66,14 @@ COMPARISON = {"refused": "refused before any rank started", "identical": "identi
               "repeated_samples": "samples repeated", "final_params_identical": "final parameters identical?"}
 
 
-def comparisons(results: dict[str, dict], lang: str | None = None) -> pd.DataFrame:
+def comparisons(results: dict[str, dict], lang: str | None = None, index: str = "run") -> pd.DataFrame:
     """One row per compared run (a :func:`course_lib.watch.compare.compare_runs` result each).
     Used in notebook 05 (optional deep-dive B) and by :func:`course_lib.lab.drills.world_size_study`."""
     lang = resolve(lang)
     rows = {name: {tr(label, lang): _value(r[k], lang) for k, label in COMPARISON.items() if k in r}
             for name, r in results.items()}
     frame = pd.DataFrame.from_dict(rows, orient="index").fillna("–")  # a refused resume has no comparison
-    frame.index.name = tr("run", lang)
+    frame.index.name = tr(index, lang)
     return frame
 
 
