@@ -68,6 +68,8 @@ def plug(exercise: str, mine, out: str):
     * 05.resume: the loop saves the book's way (:func:`book_style_save`) and hands the newest file
       that loads to ``resume_training(model, optimizer, path, scheduler)`` -> ``progress``.
     """
+    if exercise not in ("04.save", "05.resume", "05.audit"):
+        raise SystemExit(f"unknown exercise {exercise!r}: 04.save, 05.resume or 05.audit")
     path = os.path.join(out, "checkpoint.pt")
     if exercise == "05.audit":
         return (lambda *state: mine.load_checkpoint(path, *state),
@@ -86,8 +88,6 @@ def plug(exercise: str, mine, out: str):
         newest = newest_book_file(out)
         return None if newest is None else place(mine.resume_training(model, optimizer, newest, scheduler))
 
-    if exercise not in ("04.save", "05.resume"):
-        raise SystemExit(f"unknown exercise {exercise!r}: 04.save, 05.resume or 05.audit")
     return load, save
 
 

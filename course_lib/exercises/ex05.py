@@ -13,6 +13,7 @@ from pathlib import Path
 import torch
 
 from course_lib._runtime.rank_start import start_process
+from course_lib.checkpoint.faults import write_half
 from course_lib.exercises.audited import check_by_audit
 from course_lib.exercises.base import Exercise, Fail, learner_call, register, say
 
@@ -20,8 +21,6 @@ from course_lib.exercises.base import Exercise, Fail, learner_call, register, sa
 def half_write(source: str, target: str) -> None:
     """A process that a real SIGKILL stops half-way through ``torch.save`` of ``source``'s state
     to ``target`` (05.newest's broken newest file), through the kit's one cut-a-save-half-way."""
-    from course_lib.checkpoint.faults import write_half
-
     buf = io.BytesIO()
     torch.save(torch.load(source, weights_only=True), buf)
     write_half(buf.getbuffer(), target, then=lambda: os.kill(os.getpid(), signal.SIGKILL))
