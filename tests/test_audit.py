@@ -3,8 +3,10 @@ process (its records, a real SIGKILL at a step, a real cut half-way through a sa
 command line's answers to commands that cannot be audited. The zoo of whole scripts is in
 tests/test_audit_zoo.py."""
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -22,6 +24,7 @@ from course_lib.audit.verdict import FaultRow, RunVerdict, passed_over
 
 # one worker runs the whole file (its module fixture is trained once): .ci/run uses --dist loadgroup
 pytestmark = pytest.mark.xdist_group("test_audit")
+SHM = Path("/dev/shm")  # on Linux another file system than the tests' temporary folders
 
 TINY = '''import os, sys, torch
 torch.manual_seed(0)
@@ -174,17 +177,23 @@ def test_a_cut_save_leaves_half_the_file_and_dies(tiny, plain):
         torch.load(run / "last.pt", weights_only=True)
 
 
-@pytest.mark.parametrize("put", ["os.replace", "shutil.copyfile"])
-def test_a_commit_fault_strikes_the_rename_or_copy_after_a_whole_save(tiny, put):
+@pytest.mark.parametrize("put", ["os.replace", "shutil.copyfile", "shutil.move"])
+def test_a_commit_fault_strikes_the_rename_or_copy_after_a_whole_save(tiny, put, request):
     """``during-commit``: the save of step 2 is written whole to a temporary file; SIGKILL just
-    before its rename (the checkpoint of step 1 stays), or half-way through its copy."""
+    before its rename (the checkpoint of step 1 stays), or half-way through its copy. ``shutil.move``
+    from another file system (/dev/shm) cannot rename, and copies: struck half-way through the copy."""
+    run = tiny / f"commit-{put}"
+    run.mkdir()
+    staging = run
+    if put == "shutil.move":
+        if not SHM.is_dir() or SHM.stat().st_dev == run.stat().st_dev:
+            pytest.skip("no second file system (/dev/shm) here to move a checkpoint across")
+        staging = Path(tempfile.mkdtemp(dir=SHM))
+        request.addfinalizer(lambda: shutil.rmtree(staging, ignore_errors=True))
     script = tiny / f"commit-{put}.py"
     script.write_text("import shutil\n" + TINY.replace(
         'torch.save(net.state_dict(), os.path.join(out, "last.pt"))',
-        f'torch.save(net.state_dict(), os.path.join(out, "new.pt")); {put}(os.path.join(out, "new.pt"), '
-        'os.path.join(out, "last.pt"))'))
-    run = tiny / f"commit-{put}"
-    run.mkdir()
+        f'torch.save(net.state_dict(), "{staging}/new.pt"); {put}("{staging}/new.pt", os.path.join(out, "last.pt"))'))
     attempt = run_attempt([sys.executable, str(script), str(run)], tiny / f"commit-{put}-records",
                           tiny / f"commit-{put}.log", fault={"mode": "during-commit", "at": 2, "rank": 0}, timeout=120)
     assert attempt.exit_code == -9
@@ -192,12 +201,12 @@ def test_a_commit_fault_strikes_the_rename_or_copy_after_a_whole_save(tiny, put)
     assert len(process.steps) == 2 and process.fault["mode"] == "during-commit"
     import torch
 
-    assert torch.load(run / "new.pt", weights_only=True), "the save itself was written whole"
+    assert torch.load(staging / "new.pt", weights_only=True), "the save itself was written whole"
     if put == "os.replace":
         assert "just before the rename" in process.fault["target"]
         torch.load(run / "last.pt", weights_only=True)  # step 1's checkpoint, still whole
     else:
-        assert 0 < (run / "last.pt").stat().st_size < 0.6 * (run / "new.pt").stat().st_size
+        assert 0 < (run / "last.pt").stat().st_size < 0.6 * (staging / "new.pt").stat().st_size
         with pytest.raises((RuntimeError, OSError)):
             torch.load(run / "last.pt", weights_only=True)
 

@@ -113,11 +113,11 @@ KINDS = {
                      "(after optimizer.step() and zero_grad()), or save the accumulation counter with the checkpoint "
                      "and the gradients accumulated so far"),
     "position": ("after {fault}, the resumed run went back to the start of its epoch: step {step} trained the batch "
-                 "of step {other} again ({n} steps repeated)", POSITION),
+                 "of step {other} again ({n} step(s) repeated)", POSITION),
     "epoch": ("after {fault}, the resumed run trains the epoch it had finished again: step {step} trained the batch "
               "of step {other}, one epoch ({n} steps) back", "the saved epoch is the one just finished: resume "
               "from the next one (epoch + 1)"),
-    "skip": ("after {fault}, the resumed run skipped {n} steps' batches: step {step} trained the batch of step "
+    "skip": ("after {fault}, the resumed run skipped the batches of {n} step(s): step {step} trained the batch of step "
              "{other}", POSITION),
     "order": ("after {fault}, step {step} trained another batch than the uninterrupted run's: the data order was not "
               "restored", ORDER),

@@ -136,5 +136,5 @@ WRONG = {
                  "was put in place (its rename or copy), the resumed run did not start"),
                 ("the old one moved aside before the rename", (rotated_save, full_load),
                  "the crash struck while the save replaced it, and left neither"),
-                ("one step late", (full_save, one_step_late_load), "skipped 1 steps' batches")],
+                ("one step late", (full_save, one_step_late_load), "skipped the batches of 1 step(s)")],
 }
