@@ -14,6 +14,8 @@ import torch.multiprocessing as mp
 
 from course_lib._runtime.processes import join_ranks
 
+GRACE = 10  # seconds the other children have, after one failed, to fail with their own words
+
 
 def try_spawn(fn: Callable, nprocs: int = 2, timeout: float = 60) -> str:
     """Start ``fn`` on ``nprocs`` processes with ``torch.multiprocessing.spawn`` and return what
@@ -21,19 +23,26 @@ def try_spawn(fn: Callable, nprocs: int = 2, timeout: float = 60) -> str:
     imports ``fn`` by name, so a function defined in a notebook cell (the kernel's
     ``__main__``) fails there, and the child's error goes to *its* stderr, not to the cell.
     This collects that stderr (the children inherit the parent's file descriptor 2, pointed at
-    a file while they start) and returns it with the parent's exception. Notebook 03, deep-dive C."""
+    a file while they start) and returns it with the parent's exception. After the first child
+    fails, the others get ``GRACE`` seconds to end on their own: stopped at once, a child still
+    starting (a loaded machine) would never print its error. Notebook 03, deep-dive C."""
     import tempfile
 
     with tempfile.TemporaryFile(mode="w+") as err:
         saved = os.dup(2)
         os.dup2(err.fileno(), 2)
+        # buffered, a child's stderr is written a line at a time: unbuffered (PYTHONUNBUFFERED, as
+        # in some terminals and CI), two children failing at once interleave their lines mid-line
+        unbuffered = os.environ.pop("PYTHONUNBUFFERED", None)
         try:
             ctx = mp.start_processes(fn, nprocs=nprocs, join=False, start_method="spawn")
         finally:
             os.dup2(saved, 2)
             os.close(saved)
+            if unbuffered is not None:
+                os.environ["PYTHONUNBUFFERED"] = unbuffered
         try:
-            end = join_ranks(ctx, timeout=timeout)
+            end = join_ranks(ctx, timeout=timeout, grace_period=GRACE)
         except TimeoutError:
             outcome = f"still running after {timeout:.0f} s: killed"
         else:
