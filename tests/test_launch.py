@@ -128,6 +128,34 @@ def test_try_spawn_reports_the_childrens_own_error(monkeypatch):
     assert try_spawn(hello, nprocs=2) == "parent: every process finished without an error"
 
 
+def killed_or_stubborn(rank, ready):
+    """Rank 0 ignores SIGTERM (torch SIGKILLs it after the grace period); once it does, rank 1 is SIGKILLed."""
+    import os
+    import signal
+    import time
+
+    if rank == 0:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        open(ready, "w").close()
+        time.sleep(60)
+    while not os.path.exists(ready):
+        time.sleep(0.05)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def test_the_rank_killed_first_is_named_not_a_survivor_torch_killed_after_it(tmp_path):
+    """Both end by SIGKILL; the cause is rank 1, the one torch saw fail, though rank 0 comes first."""
+    import torch.multiprocessing as mp
+
+    from course_lib._runtime.processes import join_ranks
+
+    ctx = mp.start_processes(killed_or_stubborn, args=(str(tmp_path / "ready"),), nprocs=2, join=False,
+                             start_method="spawn")
+    end = join_ranks(ctx, timeout=60, grace_period=1)
+    assert [p.exitcode for p in ctx.processes] == [-9, -9]
+    assert (end.rank, end.signal) == (1, "SIGKILL")
+
+
 @pytest.mark.slow
 def test_a_corrupt_rank_is_the_one_whose_loss_does_not_fall(tmp_path):
     """The chapter's third reading of the per-rank lines, on purpose: one rank trains on random

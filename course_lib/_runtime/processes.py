@@ -52,7 +52,10 @@ def join_ranks(ctx, poll: Callable[[], None] = lambda: None, timeout: float | No
                     proc.kill()
                 raise TimeoutError(f"the ranks did not finish within {timeout:.0f} s")
     except (mp.ProcessRaisedException, mp.ProcessExitedException) as err:
-        killed = next((r for r, proc in enumerate(ctx.processes) if killed_hard(proc.exitcode)), None)
+        # the failure torch saw first, if it was a hard kill: a survivor torch SIGKILLs after its grace
+        # period is killed hard too, and may have a lower rank
+        killed = next((r for r in (err.error_index, *range(len(ctx.processes)))
+                       if killed_hard(ctx.processes[r].exitcode)), None)
         if killed is None and isinstance(err, mp.ProcessRaisedException):
             return RankEnd(err.error_index, error=str(err))
         rank = killed if killed is not None else err.error_index

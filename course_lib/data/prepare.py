@@ -76,9 +76,11 @@ class PreparedData:
     path: Path | None = None
 
     def save(self, path: Path) -> Path:
-        """Writes the cache file atomically (temp file + rename) and returns ``path``."""
+        """Writes the cache file atomically (temp file + rename) and returns ``path``. The temporary
+        file is this process's own: two processes preparing the same data (the members of an
+        elastic group on a cold cache) each rename a whole file, and the last one stays."""
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         torch.save({"train": self.train.to_dict(), "test": self.test.to_dict(), "info": json.dumps(self.info)}, tmp)
         os.replace(tmp, path)
         self.path = path

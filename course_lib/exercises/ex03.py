@@ -5,6 +5,7 @@ held-out reviews, ``all_reduce`` adds up the counts; judged against one process 
 from __future__ import annotations
 
 import json
+import os
 import random
 from collections import Counter
 from pathlib import Path
@@ -192,7 +193,9 @@ def eval_model(data) -> torch.nn.Module:
         torch.nn.functional.cross_entropy(model(batch["input_ids"], batch["attention_mask"]), batch["label"]).backward()
         optimizer.step()
     path.parent.mkdir(parents=True, exist_ok=True)
-    torch.save(model.state_dict(), path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # a kill mid-write leaves no half cache behind
+    torch.save(model.state_dict(), tmp)
+    os.replace(tmp, path)
     return model
 
 
