@@ -99,6 +99,32 @@ def test_a_script_that_only_loses_work_is_exact_and_says_how_much(tmp_path):
     assert cli.build_parser().parse_args(["audit", "--strict", "--", "python", "t.py", "{run}"]).strict
 
 
+TEARDOWN_ABORT = """
+class AbortAtShutdown:  # as a process-group thread still joinable when the interpreter shuts down
+    def __del__(self, abort=os.abort):  # bound now: the module's globals are gone by then
+        abort()
+
+
+if checkpoint:  # the resumed run only: its work is done, its records written, then SIGABRT
+    at_shutdown = AbortAtShutdown()
+"""
+
+
+def test_a_resumed_run_that_dies_in_its_teardown_is_exact_with_a_note(tmp_path):
+    """SIGABRT after the last step, as the interpreter shuts down (torch's c10d threads do it now and
+    then): the run is exact, and the report says why its job still reads as failed."""
+    for name in ("correct_one_process", "zoo_common"):
+        (tmp_path / f"{name}.py").write_text((ZOO / f"{name}.py").read_text())
+    script = tmp_path / "correct_one_process.py"
+    script.write_text(script.read_text() + TEARDOWN_ABORT)
+    report = audit([sys.executable, str(script), "--out", "{run}"], out=tmp_path / "audit", faults=["sigkill@14"],
+                   progress=False, references=1)
+    assert report.exact and report.exit_code == 0, report.text()
+    [note] = report.findings
+    assert note.kind == "teardown" and not note.defect and note.values["code"] == -6, report.text()
+    assert "os._exit(0)" in note.fix and "Python 退出的过程中" in audit_findings(report, lang="zh").iloc[0, 0]
+
+
 @pytest.mark.parametrize("script", CORRECT)
 def test_the_correct_scripts_resume_exactly_over_every_fault(tmp_path, script, exact_faults):
     """20 faults each (``--audit-faults``; .ci/run gives fewer, bench/results/audit_zoo.json has 20), after

@@ -140,6 +140,10 @@ KINDS = {
               "resume at the step after the one saved, and end where the uninterrupted run ends"),
     "final": ("after {fault}, the final parameters differ from the uninterrupted run's", "see the lines above"),
     "crashed": ("after {fault}, the resumed run ended with exit code {code}: {error}", "fix the error above"),
+    "teardown": ("after {fault}, the resumed run trained every step and ended bit-identical, then a process died as "
+                 "its interpreter shut down (exit code {code}: {error}): not a resume defect, but the job reads as "
+                 "failed", "leave each process through os._exit(0) once destroy_process_group() has returned: a "
+                 "thread of the process group still running at shutdown aborts the process (pytorch/pytorch#179291)"),
     # notes: nothing wrong with the script
     "undelivered-no-step": ("{fault} was not delivered: the attempt took no step (exit code {code})", ""),
     "undelivered-no-save": ("{fault} was not delivered: rank {rank} made no torch.save after step {at} in that "
@@ -149,7 +153,8 @@ KINDS = {
     "undelivered-ended": ("{fault} was not delivered: the attempt ended at step {reached} (exit code {code})", ""),
     "rng-unused": ("the state of {rngs} differed after a resume, but nothing drew from it: the run stayed exact", ""),
 }
-NOTES = ("undelivered-no-step", "undelivered-no-save", "undelivered-no-commit", "undelivered-ended", "rng-unused")
+NOTES = ("undelivered-no-step", "undelivered-no-save", "undelivered-no-commit", "undelivered-ended", "rng-unused",
+         "teardown")
 HABITS = ("set-epoch", "sampler-seed")  # seen in the uninterrupted run itself, whatever the faults
 LOST = ("sigterm-no-save", "sigterm-ignored", "started-over", "older", "not-atomic-lost")  # the same run, steps lost
 

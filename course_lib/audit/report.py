@@ -15,7 +15,7 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from course_lib.audit.findings import HABITS, LOST, NOTES, Finding, merge
+from course_lib.audit.findings import HABITS, LOST, Finding, merge
 from course_lib.audit.verdict import STATE, RunVerdict
 
 EXACT, NOT_EXACT, BAD_INPUT = 0, 1, 2
@@ -50,7 +50,7 @@ class Report:
         """Every finding, one per kind, in the order to fix them."""
         struck = [row.fault.for_report() for r in self.runs for row in r.rows if row.delivered]
         later = [f for r in self.runs for f in r.findings  # a note on a fault that struck in a later run is moot
-                 if not (f.kind in NOTES and f.values.get("fault") in struck)]
+                 if not (f.kind.startswith("undelivered") and f.values.get("fault") in struck)]
         return merge([*self.uninterrupted, *later])
 
     @property

@@ -9,6 +9,7 @@ explained: what follows it differs because of it.
 """
 from __future__ import annotations
 
+import signal
 from dataclasses import dataclass, field
 
 from course_lib.audit.attempt import Attempt
@@ -139,7 +140,10 @@ def _end(ref, faults, attempts, of, rows, findings, explained) -> RunVerdict:
     tail = attempts[-1] if attempts else None
     name = next((r.fault for r in reversed(rows) if r.delivered), rows[-1].fault if rows else faults[0]).for_report()
     if tail is not None and tail.exit_code not in (0, None) and of[len(attempts) - 1] and not explained:
-        findings.append(Finding("crashed", {"fault": name, "code": tail.exit_code, "error": tail.last_line}))
+        # its work done and identical, then SIGABRT: died in the interpreter's teardown (a note, not a defect)
+        aborted = tail.exit_code == -signal.SIGABRT or "SIGABRT" in (tail.last_line or "")
+        kind = "teardown" if identical and steps == n and aborted else "crashed"
+        findings.append(Finding(kind, {"fault": name, "code": tail.exit_code, "error": tail.last_line}))
         explained = True
     if steps is not None and steps != n and not explained:
         findings.append(Finding("steps", {"fault": name, "ours": steps, "theirs": n}))

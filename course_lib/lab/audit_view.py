@@ -120,6 +120,10 @@ ZH = {
               "从保存的那一步的下一步续训，并在从未中断的训练结束的地方结束"),
     "final": ("{fault}后，最终参数与从未中断的训练不同", "见上面几行"),
     "crashed": ("{fault}后，续训后的训练以退出码 {code} 结束：{error}", "修正上面的错误"),
+    "teardown": ("{fault}后，续训后的训练跑完了每一步，结果逐位相同，随后有一个进程在 Python 退出的过程中被中止"
+                 "（退出码 {code}：{error}）：续训本身没有问题，但作业会被当作失败",
+                 "destroy_process_group() 返回后，让每个进程用 os._exit(0) 退出：Python 退出时通信组的线程还在运行，"
+                 "进程就会被中止（pytorch/pytorch#179291）"),
     "undelivered-no-step": ("故障“{fault}”没有发生：这次启动一步都没有训练（退出码 {code}）", ""),
     "undelivered-no-save": ("故障“{fault}”没有发生：这次启动中 Rank {rank} 在第 {at} 步之后没有调用 torch.save", ""),
     "undelivered-no-commit": ("故障“{fault}”没有发生：这次启动中 Rank {rank} 在第 {at} 步的保存之后"
