@@ -174,8 +174,9 @@ def write_part(folder: Path, name: str, obj) -> dict:
 
 def write_atomic(path: Path, data: bytes | memoryview) -> None:
     """Replace ``path`` with ``data`` in one rename (written and fsynced first): readers see
-    the old file or the new one, never half of one (used for ``final/``)."""
-    tmp = path.with_name(f".{path.name}.tmp")
+    the old file or the new one, never half of one (used for ``final/`` and the exercises' cache).
+    The temporary file is this process's own: two writers of one path each rename a whole file."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     _write_synced(tmp, data)
     os.replace(tmp, path)
 

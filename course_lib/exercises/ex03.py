@@ -5,7 +5,6 @@ held-out reviews, ``all_reduce`` adds up the counts; judged against one process 
 from __future__ import annotations
 
 import json
-import os
 import random
 from collections import Counter
 from pathlib import Path
@@ -14,6 +13,7 @@ import torch
 import torch.distributed as dist
 
 from course_lib.beyond.invariant_trainer import PEER_LOST_WORDS
+from course_lib.checkpoint.store import serialize, write_atomic
 from course_lib.data.prepare import prepare_imdb
 from course_lib.ddp.launch import RankFailed
 from course_lib.exercises.base import Exercise, Fail, learner_call, register, say
@@ -193,9 +193,7 @@ def eval_model(data) -> torch.nn.Module:
         torch.nn.functional.cross_entropy(model(batch["input_ids"], batch["attention_mask"]), batch["label"]).backward()
         optimizer.step()
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # a kill mid-write leaves no half cache behind
-    torch.save(model.state_dict(), tmp)
-    os.replace(tmp, path)
+    write_atomic(path, serialize(model.state_dict()))  # a kill mid-write leaves no half cache behind
     return model
 
 
