@@ -27,7 +27,6 @@ from course_lib.audit.attempt import Attempt, run_attempt, substitute
 from course_lib.audit.diagnosis import reference_findings
 from course_lib.audit.judge import Reference
 from course_lib.audit.plan import DRAWN, KINDS, Fault, given, parse_fault, plan
-from course_lib.audit.records import alignment_table
 from course_lib.audit.report import Report
 from course_lib.audit.verdict import judge_run, passed_over
 
@@ -101,12 +100,12 @@ class _Audit:
     def run(self, bar) -> Report:
         first = self._reference("reference-1", self.s.timeout or 3600)
         bar.update()
+        ref = Reference(first.processes)
         table = self.out / "reference.json"
-        table.write_text(json.dumps(alignment_table(first.processes)))
+        table.write_text(json.dumps(ref.table))
         timeout = self.s.timeout or max(60.0, 4 * first.seconds + 30)
         second = self._reference("reference-2", timeout) if self.s.references == 2 else first
         bar.update()
-        ref = Reference(first.processes)
         steps = ref.length(ref.ranks[0])
         info = {"steps": steps, "ranks": ref.ranks, "seconds": round((first.seconds + second.seconds) / 2, 2),
                 "saves": sum(ref.saves().values()), "determinism_checked": self.s.references == 2}

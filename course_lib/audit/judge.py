@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from course_lib.audit.probe.course_lib_audit_digests import resume_point
-from course_lib.audit.records import Process, alignment_table, by_step, segments
+from course_lib.audit.records import Process, alignment_table, segments
 
 # what a step is made of, in the order it reads them: a difference earlier in the list explains the later ones
 ORDER = ("params_before", "state_before", "lr", "hyper", "scale", "rng.python", "rng.numpy", "rng.torch", "rng.cuda",
@@ -54,7 +54,7 @@ class Reference:
         self.final: dict[int, str | None] = {}
         self.final_ema: dict[int, str | None] = {}
         for p in (p for p in processes if p.steps):
-            self.steps.setdefault(p.rank, by_step(p))
+            self.steps.setdefault(p.rank, {s["local_step"]: s for s in p.steps})  # the reference's numbers: 1, 2, ...
             self.final.setdefault(p.rank, p.final_params())
             self.final_ema.setdefault(p.rank, p.final_ema())
         self.after = {int(r): {c: (params, state) for c, params, state in rows} for r, rows in self.table.items()}
@@ -99,17 +99,16 @@ def _component(step: dict, name: str):
     return step.get(name)
 
 
-def compare_step(ours: dict, theirs: dict, rank: int, step: int, before: tuple | None = None,
-                 live: set[str] | None = None) -> Difference | None:
+def compare_step(ours: dict, theirs: dict, rank: int, step: int, before: tuple | None, live: set[str]) -> Difference | None:
     """Every component recorded on both sides that differs. ``before``: the reference's
     ``(params, state)`` before this step, for a process's first step. ``live``: the RNGs to
-    compare (those the run draws from; default all)."""
+    compare (those the run draws from)."""
     theirs = dict(theirs)
     if before is not None:
         theirs["params_before"], theirs["state_before"] = before
     diff = Difference(step, rank, [])
     for name in ORDER:
-        if live is not None and name.startswith("rng.") and name not in live:
+        if name.startswith("rng.") and name not in live:
             continue
         a, b = _component(ours, name), _component(theirs, name)
         if name == "batches" and a is not None and b is not None:  # batches fetched to be skipped come first
@@ -126,8 +125,7 @@ def follow(ref: Reference, attempts: list[list[Process]]) -> list[Segment]:
     for rank in ref.ranks:
         reached = None
         for attempt, process in segments(attempts, rank):
-            steps = process.steps
-            first = steps[0]
+            first = process.steps[0]
             start = resume_point(ref.table.get(str(rank), []), first.get("params_before"), first.get("state_before"),
                                  reached)
             seg = Segment(attempt, rank, process, start, None, None)
@@ -171,7 +169,7 @@ def compare_references(a: list[Process], b: list[Process]) -> Difference | str |
     for rank in ra.ranks:
         sa, sb = ra.steps[rank], rb.steps[rank]
         for g in sorted(set(sa) & set(sb)):
-            diff = compare_step(sb[g], sa[g], rank, g, live=ra.live[rank] | rb.live[rank])
+            diff = compare_step(sb[g], sa[g], rank, g, None, ra.live[rank] | rb.live[rank])
             if parts(diff):
                 return diff
         if len(sa) != len(sb):

@@ -20,27 +20,24 @@ class Process:
     started: float
     events: list[dict] = field(default_factory=list)
 
-    @property
-    def steps(self) -> list[dict]:
-        return [e for e in self.events if e["type"] == "step"]
-
-    @property
-    def rank(self) -> int | None:
-        steps = self.steps
-        return steps[0]["rank"] if steps else None
-
     def of_type(self, kind: str) -> list[dict]:
         return [e for e in self.events if e["type"] == kind]
 
     @property
+    def steps(self) -> list[dict]:
+        return self.of_type("step")
+
+    @property
+    def rank(self) -> int | None:
+        return next((s["rank"] for s in self.steps), None)
+
+    @property
     def end(self) -> dict | None:
-        ends = self.of_type("end")
-        return ends[-1] if ends else None
+        return next(reversed(self.of_type("end")), None)
 
     @property
     def fault(self) -> dict | None:
-        faults = self.of_type("fault")
-        return faults[0] if faults else None
+        return next(iter(self.of_type("fault")), None)
 
     def final_params(self) -> str | None:
         """The parameters as this process left them: its ``end`` record, else its last full step."""
@@ -71,18 +68,9 @@ def read_processes(folder: str | Path) -> list[Process]:
     return sorted(out, key=lambda p: p.started)
 
 
-def stepping(processes: list[Process]) -> list[Process]:
-    return [p for p in processes if p.steps]
-
-
 def segments(attempts: list[list[Process]], rank: int) -> list[tuple[int, Process]]:
     """``(attempt index, process)`` for every process of ``rank`` that took a step, in order."""
-    return [(i, p) for i, procs in enumerate(attempts) for p in stepping(procs) if p.rank == rank]
-
-
-def by_step(process: Process) -> dict[int, dict]:
-    """A reference process's steps by their number (its steps are the reference's: 1, 2, ...)."""
-    return {s["local_step"]: s for s in process.steps}
+    return [(i, p) for i, procs in enumerate(attempts) for p in procs if p.rank == rank]  # no step: no rank
 
 
 def alignment_table(processes: list[Process]) -> dict[str, list]:
@@ -90,7 +78,7 @@ def alignment_table(processes: list[Process]) -> dict[str, list]:
     probe digested: before the first step (``c = 0``), after each full step, at each save. A
     resumed process is found in it by content (``course_lib_audit_digests.resume_point``)."""
     table: dict[str, list] = {}
-    for p in stepping(processes):
+    for p in (p for p in processes if p.steps):
         first = p.steps[0]
         rows = [[0, first["params_before"], first["state_before"]]]
         rows += [[s["local_step"], s["params"], s["state"]] for s in p.steps if "params" in s]

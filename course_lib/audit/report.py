@@ -116,8 +116,9 @@ class Report:
         out = []
         for j, run in enumerate(self.runs, 1):
             for row in run.rows:
-                state = {c: "-" if row.after_parting else MARK[row.state.get(c) if c != "rng" else _rng_ok(row.state)]
-                         for c in STATE}
+                rngs = [ok for c, ok in row.state.items() if c.startswith("rng.")]
+                ok = {**row.state, "rng": all(rngs) if rngs else None}  # one column for every RNG
+                state = {c: "-" if row.after_parting else MARK[ok.get(c)] for c in STATE}
                 went = "-" if row.resumed_from is None else f"step {row.resumed_from}"
                 out.append({"run": j, "fault": row.fault.describe(), "restarted": MARK[row.started],
                             "went on from": went, "redone": "-" if row.redone is None else row.redone,
@@ -156,8 +157,3 @@ class Report:
         if self.planned_runs > len(self.runs) and not self.nondeterminism:
             lines.append(f"(the time budget ran out: {len(self.runs)} of {self.planned_runs} planned runs audited)")
         return "\n".join(lines)
-
-
-def _rng_ok(state: dict) -> bool | None:
-    values = [ok for c, ok in state.items() if c.startswith("rng.")]
-    return None if not values else all(values)

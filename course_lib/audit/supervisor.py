@@ -83,13 +83,9 @@ def end_all() -> None:
 
 
 def _reap() -> None:
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
+    with contextlib.suppress(ChildProcessError):  # none left
+        while os.waitpid(-1, os.WNOHANG)[0]:  # 0: none has ended yet
+            pass
 
 
 def main(config_path: str) -> int:

@@ -72,13 +72,14 @@ def judge_run(ref: Reference, faults: list[Fault], attempts: list[Attempt]) -> R
     last fault ran undisturbed."""
     segs = follow(ref, [a.processes for a in attempts])
     of = {i: [s for s in segs if s.attempt == i] for i in range(len(attempts))}
+    last = next((of[i] for i in range(len(attempts) - 1, -1, -1) if of[i]), [])  # the last attempt that stepped
     rows, findings, explained = [], [], False
     for i, fault in enumerate(faults[: len(attempts)]):
         name = fault.for_report()
         here, after = attempts[i], (attempts[i + 1] if i + 1 < len(attempts) else None)
         row = FaultRow(fault, any(p.fault for p in here.processes))
         rows.append(row)
-        row.reached = max((s.reached for s in of[i] if s.reached is not None), default=None)
+        row.reached = _reached(of[i])
         if not row.delivered:
             if not (rows[:-1] and rows[-2].started is False):  # the run could not start again: this one was never due
                 findings.append(_undelivered(fault, here, of[i]))
@@ -108,11 +109,11 @@ def judge_run(ref: Reference, faults: list[Fault], attempts: list[Attempt]) -> R
             findings.append(Finding("unaligned", {"fault": name}))
             explained = True
             continue
-        new = restart_findings(ref, fault, row.resumed_from, nxt, _last(of, len(attempts))[1])
+        new = restart_findings(ref, fault, row.resumed_from, nxt, _reached(last))
         row.lost += sum(f.lost for f in new)
         findings += new
         explained = any(f.defect for f in new)
-    return _end(ref, faults, attempts, of, rows, findings, explained)
+    return _end(ref, faults, attempts, last, rows, findings, explained)
 
 
 def passed_over(verdict: RunVerdict, faults: list[Fault]) -> list[Fault]:
@@ -125,21 +126,21 @@ def passed_over(verdict: RunVerdict, faults: list[Fault]) -> list[Fault]:
     return [f for f in faults if f not in struck]
 
 
-def _last(of: dict, n: int) -> tuple[list[Segment], int | None]:
-    """The segments of the last attempt that stepped, and the steps the run took in all (where they ended)."""
-    last = next((of[i] for i in range(n - 1, -1, -1) if of[i]), [])
-    return last, max((s.reached for s in last if s.reached is not None), default=None)
+def _reached(segs: list[Segment], default: int | None = None) -> int | None:
+    """The furthest reference step ``segs`` reached (of the last attempt: the steps the run took in all)."""
+    return max((s.reached for s in segs if s.reached is not None), default=default)
 
 
-def _end(ref, faults, attempts, of, rows, findings, explained) -> RunVerdict:
-    last, steps = _last(of, len(attempts))
+def _end(ref, faults, attempts, last, rows, findings, explained) -> RunVerdict:
+    steps = _reached(last)
     n = ref.length(ref.ranks[0]) if ref.ranks else 0
     identical = bool(last) and all(s.process.final_params() is not None
                                    and s.process.final_params() == ref.final.get(s.rank)
                                    and s.process.final_ema() == ref.final_ema.get(s.rank) for s in last)
     tail = attempts[-1] if attempts else None
     name = next((r.fault for r in reversed(rows) if r.delivered), rows[-1].fault if rows else faults[0]).for_report()
-    if tail is not None and tail.exit_code not in (0, None) and of[len(attempts) - 1] and not explained:
+    if tail is not None and tail.exit_code not in (0, None) and last and last[0].attempt == len(attempts) - 1 \
+            and not explained:
         # its work done and identical, then SIGABRT: died in the interpreter's teardown (a note, not a defect)
         aborted = tail.exit_code == -signal.SIGABRT or "SIGABRT" in (tail.last_line or "")
         kind = "teardown" if identical and steps == n and aborted else "crashed"
@@ -214,5 +215,4 @@ def _undelivered(fault: Fault, here: Attempt, segs: list[Segment]) -> Finding:
     if fault.kind in CUT_KINDS:
         kind = "undelivered-no-save" if fault.kind == "during-save" else "undelivered-no-commit"
         return Finding(kind, {"fault": name, "rank": fault.rank, "at": fault.at})
-    reached = max((s.reached for s in segs if s.reached is not None), default=0)
-    return Finding("undelivered-ended", {"fault": name, "reached": reached, "code": here.exit_code})
+    return Finding("undelivered-ended", {"fault": name, "reached": _reached(segs, 0), "code": here.exit_code})

@@ -63,9 +63,8 @@ def hint(exercise_id: str, lang: str | None = None) -> str:
     ex, lang = _exercise(exercise_id), i18n.resolve(lang)
     shown = min(_hints_shown.get(exercise_id, 0) + 1, len(ex.hints))
     _hints_shown[exercise_id] = shown
-    en, zh = ex.hints[shown - 1]
     return Shown(say(lang, "Hint {k} of {n} ({id}): {h}", "提示 {k}/{n}（{id}）：{h}", k=shown, n=len(ex.hints),
-                     id=exercise_id, h=zh if lang == "zh" else en))
+                     id=exercise_id, h=ex.hints[shown - 1][lang == "zh"]))
 
 
 def solution_of(exercise_id: str) -> tuple:
@@ -91,13 +90,13 @@ def solution(exercise_id: str, reveal: bool = False, lang: str | None = None) ->
         return Shown(say(lang, "The reference solution of {id} is one call away: solution(\"{id}\", reveal=True). "
                                "Stuck? {hints}.", "{id} 的参考答案只差一步：solution(\"{id}\", reveal=True)。"
                                "卡住了？{hints}。", id=exercise_id, hints=hints))
-    module = importlib.import_module(ex.solution)
+    functions = solution_of(exercise_id)
     with tempfile.TemporaryDirectory() as tmp:  # the functions with what they need, as the checks carry them
-        sources = write_module(dict(zip(ex.functions, solution_of(exercise_id))), Path(tmp) / "s.py", lang).read_text()
-    where = Path(inspect.getfile(module)).resolve().relative_to(Path(__file__).resolve().parents[2])  # course_lib/...
+        sources = write_module(dict(zip(ex.functions, functions)), Path(tmp) / "s.py", lang).read_text()
+    where = Path(inspect.getfile(functions[0])).resolve().relative_to(Path(__file__).resolve().parents[2])  # course_lib/...
     head = say(lang, "# reference solution of {id}: {path}\n# run it through the same check: check('{id}', "
                      "*solution_of('{id}'))\n\n", "# {id} 的参考答案：{path}\n# 用同一个检查运行它："
                      "check('{id}', *solution_of('{id}'))\n\n", id=exercise_id, path=where.as_posix())
     text = Shown(head + sources)  # the whole module: a runnable answer file
-    text.shown = head + "\n\n".join(inspect.getsource(f) for f in solution_of(exercise_id))  # what a reader needs
+    text.shown = head + "\n\n".join(inspect.getsource(f) for f in functions)  # what a reader needs
     return text

@@ -67,12 +67,10 @@ class Result:
 
     def table(self) -> pd.DataFrame:
         zh = self.lang == "zh"
-        verdict = ("通过" if zh else "pass") if self.passed else ("未通过" if zh else "fail")
-        rows = {("练习" if zh else "exercise"): self.exercise, ("结果" if zh else "result"): verdict,
-                ("诊断" if zh else "diagnosis"): self.diagnosis,
-                ("随机种子（复现用）" if zh else "seed (to reproduce)"): self.seed,
-                ("用时（秒）" if zh else "seconds"): round(self.seconds, 1)}
-        return pd.DataFrame({"": list(rows.values())}, index=list(rows))
+        verdict = (("fail", "未通过"), ("pass", "通过"))[self.passed][zh]
+        names = ["练习", "结果", "诊断", "随机种子（复现用）", "用时（秒）"] if zh else \
+            ["exercise", "result", "diagnosis", "seed (to reproduce)", "seconds"]
+        return pd.DataFrame({"": [self.exercise, verdict, self.diagnosis, self.seed, round(self.seconds, 1)]}, index=names)
 
     def _repr_html_(self) -> str:  # a traceback keeps its lines and indentation
         cell = "<div style='white-space:pre-wrap;text-align:left;font-family:monospace'>{}</div>"
@@ -100,9 +98,8 @@ class Exercise:
 EXERCISES: dict[str, Exercise] = {}
 
 
-def register(exercise: Exercise) -> Exercise:
+def register(exercise: Exercise) -> None:
     EXERCISES[exercise.id] = exercise
-    return exercise
 
 
 def run_check(ex: Exercise, funcs: tuple, seed: int | None, lang: str) -> Result:

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import ast
 import inspect
+import shutil
 import textwrap
 import types
 from pathlib import Path
+
+from course_lib.exercises.base import Fail, say
 
 HEADER = '''"""Written by course_lib.exercises: the functions with what they need, a module spawned processes import."""
 import math
@@ -31,8 +34,8 @@ from torch import nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.utils.data import DataLoader, Dataset, DistributedSampler
 '''
-_IN_HEADER = {"math", "os", "random", "shutil", "Path", "np", "torch", "dist", "F", "nn", "DDP", "DataLoader",
-              "Dataset", "DistributedSampler"}
+_IN_HEADER = {a.asname or a.name for node in ast.parse(HEADER).body if isinstance(node, (ast.Import, ast.ImportFrom))
+              for a in node.names}  # the names the header binds
 _LITERALS = (int, float, str, bytes, bool, type(None), tuple, list, dict)
 
 
@@ -41,8 +44,6 @@ class CannotCarry(ValueError):
 
 
 def _source(fn, lang: str) -> str:
-    from course_lib.exercises.base import say
-
     name = getattr(fn, "__name__", repr(fn))
     if not isinstance(fn, types.FunctionType):
         raise CannotCarry(say(lang, "{name} is not a plain function (def ...): write it with def in a cell",
@@ -83,8 +84,6 @@ def _is_literal(value) -> bool:
 
 def _needs(fn, lang: str, done: set, out: list[str]) -> None:
     """``fn``'s source after everything it references from its module (depth first)."""
-    from course_lib.exercises.base import say
-
     done.add(fn.__name__)
     refs = {name: fn.__globals__[name] for name in sorted(_global_names(fn.__code__)) if name in fn.__globals__}
     for name, value in refs.items():
@@ -128,10 +127,7 @@ def write_module(functions: dict, path: str | Path, lang: str = "en") -> Path:
 def carry_for_check(exercise_id: str, functions: dict, lang: str) -> tuple[Path, str]:
     """A fresh work folder for one check of ``exercise_id`` and the module file of the learner's
     ``functions`` in it; what cannot be carried fails the check with the reason."""
-    import shutil
-
     from course_lib.data.prepare import cache_root
-    from course_lib.exercises.base import Fail
 
     workdir = cache_root() / "exercises" / "work" / exercise_id
     shutil.rmtree(workdir, ignore_errors=True)

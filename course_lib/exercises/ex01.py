@@ -94,7 +94,6 @@ def _check_chunk(funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
         if any(not c for c in got_words):
             raise Fail(say(lang, "review #{r}: an empty chunk; stop as soon as a chunk reaches the last word",
                            "影评 #{r}：出现了空片段；某个片段到达最后一个词就应停止", r=r))
-        covered = sum(len(c) for c in got_words) - overlap * (len(got_words) - 1)
         if got_words and got_words[-1][-1:] != words[-1:]:
             raise Fail(say(lang, "review #{r} ({n} words, size={s}, overlap={o}): the last words are in no chunk (your "
                                  "last chunk ends with {last!r}): keep going until a chunk reaches the last word",
@@ -105,8 +104,7 @@ def _check_chunk(funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
                              "chunks must share exactly {o} words (the next starts size - overlap = {step} words later)",
                        "影评 #{r}（{n} 个词，size={s}，overlap={o}）：你的片段共覆盖 {c} 个词；相邻两个片段必须恰好"
                        "共享 {o} 个词（下一个片段晚 size - overlap = {step} 个词开始）", r=r, n=len(words), s=size,
-                       o=overlap, c=covered,
-                       step=size - overlap))
+                       o=overlap, c=sum(map(len, got_words)) - overlap * (len(got_words) - 1), step=size - overlap))
     return say(lang, "{n} real reviews chunked (size={s}, overlap={o}): every word covered, overlaps exact",
                "{n} 条真实影评已切分（size={s}，overlap={o}）：每个词都被覆盖，重叠正好", n=len(reviews), s=size,
                o=overlap), {}

@@ -27,11 +27,12 @@ def _check_collate(funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
     data, features = _reviews(seed)
     pad = data.info["tokenizer"]["pad_id"]
     got = learner_call("02.collate", lang, funcs["collate"], [dict(f) for f in features], pad)
-    missing = [k for k in ("input_ids", "attention_mask", "label") if not isinstance(got, dict) or k not in got]
+    keys = ("input_ids", "attention_mask", "label")
+    missing = [k for k in keys if not isinstance(got, dict) or k not in got]
     if missing:
         raise Fail(say(lang, "the batch has no {k}: return a dict with input_ids, attention_mask and label",
                        "批次里没有 {k}：请返回包含 input_ids、attention_mask 和 label 的字典", k=", ".join(missing)))
-    wrong_type = [k for k in ("input_ids", "attention_mask", "label") if not isinstance(got[k], torch.Tensor)]
+    wrong_type = [k for k in keys if not isinstance(got[k], torch.Tensor)]
     if wrong_type:
         raise Fail(say(lang, "{k} must be a torch tensor (dtype torch.long), got {t}",
                        "{k} 必须是 torch 张量（dtype torch.long），实际是 {t}", k=wrong_type[0],
@@ -109,8 +110,7 @@ def _check_group(funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
                        "换了种子批次却一样：打乱时要用上 seed"))
     return say(lang, "{n} real reviews in batches of {s}: {m:.1%} padding against {r:.1%} for random batches, in a "
                      "random order", "{n} 条真实影评、每个批次 {s} 条：填充占 {m:.1%}，随机组成的批次为 {r:.1%}，"
-                     "批次的顺序是随机的",
-               n=len(lengths), s=size, m=mine, r=rand), {}
+                     "批次的顺序是随机的", n=len(lengths), s=size, m=mine, r=rand), {}
 
 
 register(Exercise(

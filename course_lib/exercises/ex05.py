@@ -59,26 +59,25 @@ def _check_newest(funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
         got = learner_call("05.newest", lang, funcs["newest_checkpoint"], str(folder))
     name = None if got is None else Path(got).name
     want, half = f"model_epoch_{epochs[-2]}.pth", f"model_epoch_{epochs[-1]}.pth"
+    details = {"answer": want}
     if name == want:
         return say(lang, "picked {want}: the newest file that loads ({half} was half-written by a real kill)",
-                   "选中了 {want}：能加载的最新文件（写 {half} 写到一半时，进程被真实地杀掉了）", want=want, half=half), \
-            {"answer": want}
-    as_strings = max(f"model_epoch_{e}.pth" for e in epochs)
+                   "选中了 {want}：能加载的最新文件（写 {half} 写到一半时，进程被真实地杀掉了）", want=want,
+                   half=half), details
     if name == half:
         raise Fail(say(lang, "{half} does not load: a kill came half-way through its save. Try to load each "
                              "candidate, newest first, and skip those that fail",
-                       "{half} 无法加载：保存到一半时进程被杀。按从新到旧逐个尝试加载，跳过失败的", half=half),
-                   {"answer": want})
-    if name == as_strings:
+                       "{half} 无法加载：保存到一半时进程被杀。按从新到旧逐个尝试加载，跳过失败的", half=half), details)
+    if name == max(f"model_epoch_{e}.pth" for e in epochs):  # the largest name as a string
         raise Fail(say(lang, "'{got}' is the largest name as a string, not the newest: sort by the epoch number "
                              "(int) in the name", "'{got}' 只是按字符串排序最大，不是最新的：应按文件名中的 epoch 数字"
-                             "排序", got=name), {"answer": want})
+                             "排序", got=name), details)
     if got is None:
         raise Fail(say(lang, "your function returned None, but the folder holds {n} model_epoch_N.pth files and "
                              "all but one of them load", "你的函数返回了 None，可是文件夹里有 {n} 个 model_epoch_N.pth "
-                             "文件，除了一个之外都能加载", n=len(epochs)), {"answer": want})
+                             "文件，除了一个之外都能加载", n=len(epochs)), details)
     raise Fail(say(lang, "your function returned {got!r}: not the newest model_epoch_N.pth of the folder that loads",
-                   "你的函数返回了 {got!r}：这不是文件夹里能加载的最新的 model_epoch_N.pth", got=got), {"answer": want})
+                   "你的函数返回了 {got!r}：这不是文件夹里能加载的最新的 model_epoch_N.pth", got=got), details)
 
 
 register(Exercise(

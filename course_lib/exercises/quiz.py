@@ -352,32 +352,30 @@ class QuizItem:
     """One question: ``choice`` (RadioButtons), ``button`` ("check"), ``feedback`` (HTML)."""
 
     def __init__(self, number: int, question, answers: list[Option], lang: str):
-        pick = 1 if lang == "zh" else 0
-        self.answers = answers
-        self.label = W.HTML(f"<b>{number}.</b> {question[pick]}")
-        self.choice = W.RadioButtons(options=[a.text[pick] for a in answers], value=None, layout={"width": "max-content"})
-        self.button = W.Button(description="检查" if lang == "zh" else "check")
+        self.answers, self.pick = answers, (1 if lang == "zh" else 0)  # (English, Chinese)[pick]
+        self.label = W.HTML(f"<b>{number}.</b> {question[self.pick]}")
+        self.choice = W.RadioButtons(options=[a.text[self.pick] for a in answers], value=None,
+                                     layout={"width": "max-content"})
+        self.button = W.Button(description=("check", "检查")[self.pick])
         self.feedback = W.HTML("")
-        self.lang, self.pick = lang, pick
         self.button.on_click(self._check)
         self.box = W.VBox([self.label, self.choice, W.HBox([self.button, self.feedback])])
 
+    @property
+    def chosen(self) -> Option | None:
+        return None if self.choice.value is None else self.answers[self.choice.options.index(self.choice.value)]
+
     def _check(self, _button=None) -> None:
-        zh = self.lang == "zh"
-        if self.choice.value is None:
-            self.feedback.value = "先选一个答案。" if zh else "Choose an answer first."
+        answer = self.chosen
+        if answer is None:
+            self.feedback.value = ("Choose an answer first.", "先选一个答案。")[self.pick]
             return
-        answer = self.answers[self.choice.options.index(self.choice.value)]
-        if answer.right:
-            self.feedback.value = ("<span style='color:green'>" + ("正确。" if zh else "Right. ") + answer.why[self.pick]
-                                   + "</span>")
-        else:
-            self.feedback.value = ("<span style='color:#b00'>" + ("不对：" if zh else "Not quite: ")
-                                   + answer.why[self.pick] + "</span>")
+        color, head = ("green", ("Right. ", "正确。")) if answer.right else ("#b00", ("Not quite: ", "不对："))
+        self.feedback.value = f"<span style='color:{color}'>{head[self.pick]}{answer.why[self.pick]}</span>"
 
     @property
     def correct(self) -> bool:
-        return self.choice.value is not None and self.answers[self.choice.options.index(self.choice.value)].right
+        return self.chosen is not None and self.chosen.right
 
 
 class Quiz(W.VBox):

@@ -37,11 +37,19 @@ def _wrap(owner, name: str, make) -> None:
     setattr(owner, name, wrapper)
 
 
-def _announcing(real, kind: str, which: str):
-    def call(*args, **kwargs):
-        PROBE.event(kind, which=which)
-        return real(*args, **kwargs)
-    return call
+def _first(hook):
+    """A ``make`` for :func:`_wrap`: the wrapper calls ``hook`` with the call's arguments, then the original."""
+    def make(real):
+        def call(*args, **kwargs):
+            hook(*args, **kwargs)
+            return real(*args, **kwargs)
+        return call
+    return make
+
+
+def _announcing(kind: str, which: str):
+    """A ``make`` for :func:`_wrap`: a ``kind`` record (seed, restore) of the RNG ``which``, then the original."""
+    return _first(lambda *_, **__: PROBE.event(kind, which=which))
 
 
 # --------------------------------------------------------------------------- torch
@@ -52,19 +60,14 @@ def _on_torch(torch) -> None:
     register_optimizer_step_pre_hook(p.before_step)
     register_optimizer_step_post_hook(p.after_step)
 
-    def backward(real):
-        def call(*args, **kwargs):
-            p.backward()
-            return real(*args, **kwargs)
-        return call
-    _wrap(torch.autograd, "backward", backward)
+    _wrap(torch.autograd, "backward", _first(lambda *_, **__: p.backward()))
     for owner in (torch, torch.serialization):
         _wrap(owner, "save", lambda real: lambda obj, f, *a, **k: p.torch_save(real, obj, f, *a, **k))
         _wrap(owner, "load", lambda real: lambda f, *a, **k: p.loading("torch.load", real, f, *a, **k))
     for owner, name, kind in ((torch, "manual_seed", "seed"), (torch.random, "manual_seed", "seed"),
                               (torch, "seed", "seed"), (torch, "set_rng_state", "restore"),
                               (torch.random, "set_rng_state", "restore")):
-        _wrap(owner, name, lambda real, kind=kind: _announcing(real, kind, "torch"))
+        _wrap(owner, name, _announcing(kind, "torch"))
     _on_data(torch)
     _on_amp(torch)
     _when_imported("torch.optim.swa_utils", _on_swa)
@@ -85,27 +88,13 @@ def _on_data(torch) -> None:
         return __next__
     _wrap(loader._BaseDataLoaderIter, "__next__", next_batch)
 
-    def new_pass(real):
-        def __init__(self, data_loader, *args, **kwargs):
-            p.event("loader", workers=data_loader.num_workers, generator=data_loader.generator is not None)
-            return real(self, data_loader, *args, **kwargs)
-        return __init__
-    _wrap(loader._BaseDataLoaderIter, "__init__", new_pass)
-
-    def in_worker(real):  # a DataLoader worker: its batches are recorded once, by the process it serves
-        def _worker_loop(*args, **kwargs):
-            p.silent = True
-            return real(*args, **kwargs)
-        return _worker_loop
-    _wrap(worker, "_worker_loop", in_worker)
-
-    def sampler_iter(real):
-        def __iter__(self):
-            p.event("sampler", epoch=getattr(self, "epoch", None), shuffle=getattr(self, "shuffle", None),
-                    seed=getattr(self, "seed", None))
-            return real(self)
-        return __iter__
-    _wrap(distributed.DistributedSampler, "__iter__", sampler_iter)
+    _wrap(loader._BaseDataLoaderIter, "__init__", _first(lambda self, data_loader, *_, **__: p.event(
+        "loader", workers=data_loader.num_workers, generator=data_loader.generator is not None)))
+    # a DataLoader worker: its batches are recorded once, by the process it serves
+    _wrap(worker, "_worker_loop", _first(lambda *_, **__: setattr(p, "silent", True)))
+    _wrap(distributed.DistributedSampler, "__iter__", _first(lambda self: p.event(
+        "sampler", epoch=getattr(self, "epoch", None), shuffle=getattr(self, "shuffle", None),
+        seed=getattr(self, "seed", None))))
 
 
 def _on_amp(torch) -> None:
@@ -179,8 +168,8 @@ def _on_safetensors_root(root) -> None:
 
 
 def _on_numpy(np) -> None:
-    _wrap(np.random, "seed", lambda real: _announcing(real, "seed", "numpy"))
-    _wrap(np.random, "set_state", lambda real: _announcing(real, "restore", "numpy"))
+    _wrap(np.random, "seed", _announcing("seed", "numpy"))
+    _wrap(np.random, "set_state", _announcing("restore", "numpy"))
 
 
 # --------------------------------------------------------------------------- as each module is imported
@@ -231,19 +220,13 @@ def install() -> None:
         return
     PROBE = p = probe.Probe(json.loads(os.environ[probe.ENV]))
     os.register_at_fork(after_in_child=p.reset)
-    _wrap(random, "seed", lambda real: _announcing(real, "seed", "python"))
-    _wrap(random, "setstate", lambda real: _announcing(real, "restore", "python"))
+    _wrap(random, "seed", _announcing("seed", "python"))
+    _wrap(random, "setstate", _announcing("restore", "python"))
     _wrap(os, "fsync", lambda real: lambda fd: p.fsync(real, fd))
     _wrap(os, "replace", lambda real: lambda src, dst, *a, **k: p.rename(real, src, dst, *a, **k))
     _wrap(os, "rename", lambda real: lambda src, dst, *a, **k: p.rename(real, src, dst, *a, **k))
     _wrap(shutil, "copyfile", lambda real: lambda src, dst, *a, **k: p.copy(real, src, dst, *a, **k))
-
-    def _exit(real):
-        def leave(code):
-            p.end("os._exit")
-            real(code)
-        return leave
-    _wrap(os, "_exit", _exit)
+    _wrap(os, "_exit", _first(lambda code: p.end("os._exit")))
     atexit.register(lambda: p.end("exit"))
     _when_imported("torch", _on_torch)
     _when_imported("numpy", _on_numpy)

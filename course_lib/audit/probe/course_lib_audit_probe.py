@@ -1,8 +1,7 @@
 """The audit's observer inside every Python process of an audited run (stdlib + torch only).
 
-This folder is first on the run's ``PYTHONPATH``, so every interpreter the run starts imports
-``sitecustomize`` from it, which installs one :class:`Probe` (:mod:`course_lib_audit_install`
-connects it to the libraries). Nothing is imported from the kit: the audited script runs with
+One :class:`Probe` per interpreter, installed by this folder's ``sitecustomize``
+(:mod:`course_lib_audit_install` connects it to the libraries); the audited script runs with
 whatever Python it names, as long as that Python has torch. The probe changes no value the
 script computes; it writes one JSON line per event to ``$out/<pid>-<ns>.jsonl``
 (:mod:`course_lib_audit_schema`) and delivers ``$COURSE_LIB_AUDIT``'s ``fault``, a real one, as
@@ -36,7 +35,7 @@ class Probe:
         self.reset()
 
     def reset(self) -> None:
-        self.pid, self.fd, self.steps, self.offset = os.getpid(), None, 0, None
+        self.fd, self.steps, self.offset = None, 0, None
         self.silent = False  # a DataLoader worker: its parent records the batches it makes
         self.hidden = 0  # inside a library's own optimizer step that trains nothing (DCP's state initialisation)
         self.optimizers: dict[int, int] = {}  # id(optimizer) -> 0, 1, ... in order of their first step
@@ -119,9 +118,9 @@ class Probe:
             pre["params_before"], pre["state_before"] = digests.params_digest(optimizer), digests.state_digest(optimizer)
             self._align(pre["params_before"], pre["state_before"])
             pre["resumed_from"] = self.offset
-        if (first or k % self.every == 0) and not closure:
-            pre["grads"] = digests.grads_digest(optimizer)
         pre["full"] = first or k % self.every == 0
+        if pre["full"] and not closure:
+            pre["grads"] = digests.grads_digest(optimizer)
         pre["step"] = self.global_step(k)
         self.pre = pre
         self.seconds += time.perf_counter() - t0
@@ -175,23 +174,22 @@ class Probe:
         """A save begins (``torch.save``, safetensors): record it; is it the one a ``during-save``
         fault cuts (the ``nth`` save of its step)? A ``during-commit`` fault of this step waits for
         the rename or copy of the file it writes (:meth:`rename`, :meth:`copy`)."""
-        record = {"step": self.global_step(self.steps), "target": target, "via": via, "pending": self.backwards}
+        step = self.global_step(self.steps)
+        record = {"step": step, "target": target, "via": via, "pending": self.backwards}
         if self.last is not None:  # the state this save holds, to find a resume from it by content
             t0 = time.perf_counter()
             record["params"], record["state"] = digests.params_digest(self.last), digests.state_digest(self.last)
             self.seconds += time.perf_counter() - t0
         self.event("save", **record)
         self.saved_at = self.steps
-        if self._mine(("during-commit",), self.global_step(self.steps), self.rank()):
+        if self._mine(("during-commit",), step, self.rank()):
             self.fired, self.commit_pending = True, self.steps  # the save is written whole; its rename or copy is struck
             self.commit_src = None if target.startswith("<") else target
-        if not self._mine(("during-save",), self.global_step(self.steps), self.rank()):
+        if not self._mine(("during-save",), step, self.rank()):
             return False
         self.saves_here += 1
-        if self.saves_here <= int(self.fault.get("nth", 0)):
-            return False
-        self.fired = True
-        return True
+        self.fired = self.saves_here > int(self.fault.get("nth", 0))
+        return self.fired
 
     def cut(self, data, f) -> None:
         """Write the first half of a save's bytes where they were going, and die; bytes that go to
@@ -201,10 +199,7 @@ class Probe:
                 _write_half(out, data)
             self._cut_and_die(target_of(f))
         if _is_real_file(_underlying(f)):
-            f.write(data[: len(data) // 2])
-            f.flush()
-            _underlying(f).flush()
-            os.fsync(_underlying(f).fileno())
+            _write_half(f, data)
             self._cut_and_die(target_of(f))
         self.cut_pending = True
 
@@ -324,6 +319,9 @@ def _is_real_file(f) -> bool:
 
 
 def _write_half(f, data) -> None:
+    """The first half of ``data`` into ``f`` (a file, or a stream over one), on the disk."""
     f.write(data[: len(data) // 2])
     f.flush()
-    os.fsync(f.fileno())
+    raw = _underlying(f)
+    raw.flush()
+    os.fsync(raw.fileno())
