@@ -73,11 +73,10 @@ def interrupt_and_resume(cfg: TrainConfig, kill_at_step: int | list[int], kill_m
         raise RuntimeError(f"{cfg.run_dir}: still interrupted after {len(interruptions)} kills: {interruptions[-1]}")
     rows = read_ledger(cfg.run_dir, 0, last_attempt=False)
     redone_by_attempt = steps_redone(cfg.run_dir)
-    redone = sum(redone_by_attempt.values())
     first_resumed = min((r["time"] for r in rows if r["attempt"] == summary["attempt"]), default=None)
     return {"interrupted": interruptions[0] if interruptions else None, "interruptions": interruptions,
-            "kills": len(interruptions), "resumed_from": summary["resumed_from"], "steps_redone": redone,
-            "redone_by_attempt": redone_by_attempt,
+            "kills": len(interruptions), "resumed_from": summary["resumed_from"],
+            "steps_redone": sum(redone_by_attempt.values()), "redone_by_attempt": redone_by_attempt,
             "resume_call_seconds": None if t_restart is None else time.perf_counter() - t_restart, "summary": summary,
             # last restart -> first optimizer step of the resumed run: start-up, rendezvous, load, verify
             "restart_to_first_step_seconds": None if first_resumed is None or restarted_at is None
@@ -110,7 +109,7 @@ def acceptance_table(study: dict, lang: str | None = None):
                       tr("samples repeated", lang): r.get("repeated_samples", "–"),
                       tr("loss before the resume", lang): round(a["checkpoint_loss"], 4),
                       tr("loss after it", lang): round(a["first_epoch_after_loss"], 4),
-                      tr("the chapter's test", lang): tr("passes" if a["passes"] else "fails", lang),
+                      tr("the chapter's acceptance test", lang): tr("passes" if a["passes"] else "fails", lang),
                       tr("identical?", lang): tr("yes" if r["identical"] else "no", lang)}
     frame = pd.DataFrame.from_dict(rows, orient="index")
     frame.index.name = tr("resume mode", lang)

@@ -39,17 +39,12 @@ SMALL = {
 }
 
 
-def notebooks_dir() -> Path:
-    """The repository's ``notebooks/`` (the kit is installed from its checkout)."""
-    here = Path(__file__).resolve().parents[2] / "notebooks"
-    if not here.is_dir():
-        raise ConfigError(f"no notebooks folder at {here}: run this from a checkout of the kit (git clone ...)")
-    return here
-
-
 def notebook_paths(langs=LANGS, only: list[str] | None = None, root: Path | None = None) -> list[tuple[str, Path]]:
-    """``(lang, path)`` of every notebook of the given editions (``only``: names or "01"-style prefixes)."""
-    root = root or notebooks_dir()
+    """``(lang, path)`` of every notebook of the given editions (``only``: names or "01"-style prefixes), from
+    ``root``, else the repository's ``notebooks/`` (the kit is installed from its checkout)."""
+    root = root or Path(__file__).resolve().parents[2] / "notebooks"
+    if not root.is_dir():
+        raise ConfigError(f"no notebooks folder at {root}: run this from a checkout of the kit (git clone ...)")
     bad = [lang for lang in langs if lang not in LANGS]
     if bad:
         raise ConfigError(f"unknown edition {bad[0]!r}; choose from {', '.join(LANGS)}")

@@ -16,17 +16,12 @@ from course_lib.lab.labels_zh import LABELS
 LANGS = ("en", "zh")
 
 
-def notebook_language() -> str:
-    """``"zh"`` in the Chinese edition, else ``"en"`` (see the module docstring)."""
-    chosen = os.environ.get("COURSE_LIB_LANG", "").lower()
-    if chosen in LANGS:
-        return chosen
-    where = Path(os.environ.get("JPY_SESSION_NAME") or Path.cwd())
-    return "zh" if "zh" in where.parts[-2:] else "en"
-
-
 def resolve(lang: str | None) -> str:
-    lang = lang or notebook_language()
+    """``lang``, else the notebook's: ``"zh"`` in the Chinese edition, else ``"en"`` (see the module docstring)."""
+    if not lang:
+        lang = os.environ.get("COURSE_LIB_LANG", "").lower()
+        where = Path(os.environ.get("JPY_SESSION_NAME") or Path.cwd())
+        lang = lang if lang in LANGS else "zh" if "zh" in where.parts[-2:] else "en"
     if lang not in LANGS:
         raise ValueError(f"lang must be one of {', '.join(LANGS)}, got {lang!r}")
     return lang

@@ -53,9 +53,8 @@ def why_the_mask_matters(prepared, model: torch.nn.Module | None = None, n: int 
     pad_id = prepared.info["tokenizer"]["pad_id"]
     short = torch.nonzero(prepared.test.lengths() < shorter_than).flatten()
     idx = short[stratified_subset(prepared.test.labels[short], n)].tolist()
-    alone = torch.cat([_p_positive(model, prepared.test.sequence(i)[None].long(),
-                                   torch.ones(1, len(prepared.test.sequence(i)), dtype=torch.long))
-                       for i in idx])
+    alone = torch.cat([_p_positive(model, seq, torch.ones_like(seq))
+                       for seq in (prepared.test.sequence(i)[None].long() for i in idx)])
     batch = prepared.test.batch(idx, pad_id)
     width = max(pad_to, batch["input_ids"].shape[1])
     extra = width - batch["input_ids"].shape[1]

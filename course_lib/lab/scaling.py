@@ -14,6 +14,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import torch
 import torch.nn.functional as F
 
@@ -57,8 +58,6 @@ def allreduce_frame(models=("bag", "minilm"), world_size: int = 2, lang: str | N
     """The seconds one all-reduce of each model's gradient takes over each link (computed from the
     link's rate: :func:`allreduce_table`), a row a link, slowest first, with where such a link is.
     Used in notebook 03 (§6)."""
-    import pandas as pd
-
     lang = resolve(lang)
     tables = {model: allreduce_table(model, world_size) for model in models}
     rows = {link: {tr("where", lang): tr("inside one machine" if link.startswith("NVLink") else "between machines", lang),
@@ -82,8 +81,6 @@ def ledger_samples_per_s(run_dir: str | Path, skip: int = 2) -> float:
 def throughput_table(runs: dict[str, str | Path], lang: str | None = None):
     """samples/s of each run and its ratio to the first: the chapter's "total throughput = one
     card x cards" measured, not assumed. Used in notebook 03 (optional deep-dive B)."""
-    import pandas as pd
-
     lang = resolve(lang)
     rates = {tr(name, lang): ledger_samples_per_s(d) for name, d in runs.items()}
     first = next(iter(rates.values()))

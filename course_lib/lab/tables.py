@@ -199,10 +199,9 @@ def format_report(result: dict, lang: str | None = None) -> str:
     """A :func:`~course_lib.watch.compare.compare_runs` result as a few lines a person reads
     (``python -m course_lib compare`` and the interruption lab)."""
     lang = resolve(lang)
-    first = result["first_divergent_step"]
+    first, verdict = result["first_divergent_step"], tr("identical" if result["identical"] else "different", lang)
     return "\n".join([
-        tr("{verdict}: {b} vs reference {a}", lang, verdict=tr("IDENTICAL" if result["identical"] else "DIFFERENT", lang),
-           a=result["run_a"], b=result["run_b"]),
+        tr("{verdict}: {b} vs reference {a}", lang, verdict=verdict.upper(), a=result["run_a"], b=result["run_b"]),
         "  " + tr("steps: {a} vs {b}", lang, a=result["steps_a"], b=result["steps_b"]),
         "  " + tr("first divergent step: {s}", lang, s=first if first is not None else tr("none", lang)),
         "  " + tr("largest loss difference: {d:.3g}", lang, d=result["max_loss_diff"]),

@@ -230,8 +230,7 @@ class SaveIntervalExplorer(_Shown):
 
     def update(self) -> None:
         costs = dataclasses.replace(self.costs, save_blocking_seconds=self.save_cost.value)
-        advice = advise(costs, self.mtbf.value, self.covered.value)
-        self.advice = advice
+        self.advice = advice = advise(costs, self.mtbf.value, self.covered.value)
         lines = [f"<b>{tr('optimum', self.lang)}</b>: " + tr("every {k} steps, expected loss {loss:.1%} of wall time",
                                                               self.lang, k=advice["optimum_steps"],
                                                               loss=advice["expected_lost_share"])]

@@ -1,16 +1,11 @@
 """The chapter's template, reconstructed and run for real, and what it loses against the kit's.
 
-The chapter prints its DDP template in parts (11.2-11.4) and part of its case's code (11.5) as
-images, and its demonstrations use an example model on toy data. What is here is a
-**reconstruction** of that template on the kit's data: the chapter's steps in the chapter's
-order (one process per rank, ``init_process_group("gloo")``, a ``DistributedSampler`` feeding a
-``DataLoader``, DDP, ``set_epoch``, one line per rank and step in the chapter's format, a
-``SummaryWriter`` per epoch, the three-item ``model_epoch_{N}.pth`` every ``save_interval``
-epochs, ``resume_training``), with the choices the chapter leaves open made by the kit.
-:data:`DEVIATIONS` lists every one and why (:func:`deviations` shows it as a table).
+The chapter prints its DDP template in parts, some as images, with an example model on toy data;
+:mod:`.book` is a **reconstruction** of it on the kit's data (its docstring says what it keeps),
+with the choices the chapter leaves open made by the kit: :data:`DEVIATIONS` lists every one and
+why (:func:`deviations` shows it as a table).
 
-* :mod:`.book`: the reconstruction (DDP worker, the per-rank lines, ``SummaryWriter``,
-  ``model_epoch_{N}.pth``, ``resume_training``);
+* :mod:`.book`: the reconstruction, to read top to bottom;
 * :mod:`.observer`: the kit's thin observer inside it (ledger rows, planned faults, summary);
 * :mod:`.run`: :func:`run_book`, the spawn of the book's worker on real processes;
 * :mod:`.lessons`: :func:`what_the_book_loses` and :func:`crash_during_save`, the book's run

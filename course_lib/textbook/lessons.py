@@ -12,6 +12,7 @@ whether each resume continues its own run):
 """
 from __future__ import annotations
 
+import contextlib
 import time
 from pathlib import Path
 
@@ -80,7 +81,7 @@ def _is_killed_and_resumed(run_dir: Path, kill_at_step: int, epochs: int) -> boo
 
 
 def what_the_book_loses(workdir: str | Path, epochs: int = 12, save_interval: int = 10, kill_at_step: int = 185,
-                        kill_rank: int = 1, dropout: float = 0.1, embed_dim: int = EMBED_DIM, lang: str | None = None,
+                        embed_dim: int = EMBED_DIM, lang: str | None = None,
                         book_killed: str | Path | None = None) -> pd.DataFrame:
     """The book's run never interrupted; the book's run SIGKILLed at ``kill_at_step`` and resumed
     with ``resume_training`` from its newest ``model_epoch_N.pth``; the kit's trainer under the
@@ -100,47 +101,43 @@ def what_the_book_loses(workdir: str | Path, epochs: int = 12, save_interval: in
     if kill_at_step > epochs * STEPS_PER_EPOCH:
         raise ValueError(f"a kill at step {kill_at_step} is past the run's end (step {epochs * STEPS_PER_EPOCH})")
     ckpt_name = f"model_epoch_{saved_epoch}.pth"
+    names = [i18n.tr("the book, never interrupted", lang),
+             i18n.tr("the book, killed at step {k}, resume_training('{f}')", lang, k=kill_at_step, f=ckpt_name),
+             i18n.tr("the kit, never interrupted", lang),
+             i18n.tr("the kit, killed at step {k}, --resume auto", lang, k=kill_at_step)]
     t0 = time.perf_counter()
     book_ref, book_run = workdir / "book-reference", workdir / "book-killed"
     references.reuse(book_ref, {"book": "never interrupted", "epochs": epochs, "save_interval": save_interval,
-                                "dropout": dropout, "embed_dim": embed_dim, "data_limit": DATA_LIMIT},
-                     lambda: run_book(book_ref, epochs, save_interval, dropout=dropout, embed_dim=embed_dim, show="none"))
-    _say(1, 4, i18n.tr("the book, never interrupted", lang), t0)
+                                "embed_dim": embed_dim, "data_limit": DATA_LIMIT},
+                     lambda: run_book(book_ref, epochs, save_interval, embed_dim=embed_dim, show="none"))
+    _say(1, 4, names[0], t0)
     if book_killed is not None:
         book_run = Path(book_killed)
         if not _is_killed_and_resumed(book_run, kill_at_step, epochs) or not (book_run / ckpt_name).exists():
             raise ValueError(f"{book_run} is not a book run killed at step {kill_at_step} and resumed from {ckpt_name} "
                              f"to epoch {epochs}: run it so first (notebook 05, section 1), or leave book_killed out")
     else:
-        run_book(book_run, epochs, save_interval, kill_at_step=kill_at_step, kill_rank=kill_rank, dropout=dropout,
-                 embed_dim=embed_dim, show="none")
-        run_book(book_run, epochs, save_interval, resume=ckpt_name, dropout=dropout, embed_dim=embed_dim, show="none")
-    _say(2, 4, i18n.tr("the book, killed at step {k}, resume_training('{f}')", lang, k=kill_at_step, f=ckpt_name), t0)
-    kit = _kit_config(workdir / f"kit-reference-e{epochs}-s{save_interval}", epochs, save_interval,
-                      embed_dim).replace(dropout=dropout)
+        run_book(book_run, epochs, save_interval, kill_at_step=kill_at_step, embed_dim=embed_dim, show="none")
+        run_book(book_run, epochs, save_interval, resume=ckpt_name, embed_dim=embed_dim, show="none")
+    _say(2, 4, names[1], t0)
+    kit = _kit_config(workdir / f"kit-reference-e{epochs}-s{save_interval}", epochs, save_interval, embed_dim)
     ensure_reference(kit)
-    _say(3, 4, i18n.tr("the kit, never interrupted", lang), t0)
+    _say(3, 4, names[2], t0)
     kit_run = kit.replace(run_dir=str(workdir / "kit-killed"))
-    drill = interrupt_and_resume(kit_run, kill_at_step, kill_rank=kill_rank)
-    _say(4, 4, i18n.tr("the kit, killed at step {k}, --resume auto", lang, k=kill_at_step), t0)
+    drill = interrupt_and_resume(kit_run, kill_at_step)
+    _say(4, 4, names[3], t0)
 
     book_cmp, kit_cmp = compare_runs(book_ref, book_run), compare_runs(kit.run_dir, kit_run.run_dir)
-    kit_accept = acceptance_test(kit_run.run_dir)
-    rows = {
-        i18n.tr("the book, never interrupted", lang): _row(lang, None, None, None, None),
-        i18n.tr("the book, killed at step {k}, resume_training('{f}')", lang, k=kill_at_step, f=ckpt_name):
-            _row(lang, book_cmp, saved_epoch * STEPS_PER_EPOCH, sum(steps_redone(book_run).values()),
-                 _book_acceptance(book_run, saved_epoch)),
-        i18n.tr("the kit, killed at step {k}, --resume auto", lang, k=kill_at_step):
-            _row(lang, kit_cmp, drill["resumed_from"], drill["steps_redone"],
-                 (kit_accept["first_epoch_after_loss"], kit_accept["checkpoint_loss"])),
-    }
-    df = pd.DataFrame.from_dict(rows, orient="index")
+    kit_accept, book_accept = acceptance_test(kit_run.run_dir), _book_acceptance(book_run, saved_epoch)
+    book_redone = sum(steps_redone(book_run).values())
+    df = pd.DataFrame.from_dict({
+        names[0]: _row(lang, None, None, None, None),
+        names[1]: _row(lang, book_cmp, saved_epoch * STEPS_PER_EPOCH, book_redone, book_accept),
+        names[3]: _row(lang, kit_cmp, drill["resumed_from"], drill["steps_redone"],
+                       (kit_accept["first_epoch_after_loss"], kit_accept["checkpoint_loss"]))}, orient="index")
     df.attrs = {"book": book_cmp, "kit": kit_cmp, "kit_acceptance": kit_accept, "checkpoint": ckpt_name,
-                "book_acceptance": _book_acceptance(book_run, saved_epoch),
-                "book_redone": sum(steps_redone(book_run).values()),
-                "kit_redone": drill["steps_redone"], "kit_resumed_from": drill["resumed_from"],
-                "seconds": time.perf_counter() - t0}
+                "book_acceptance": book_accept, "book_redone": book_redone, "kit_redone": drill["steps_redone"],
+                "kit_resumed_from": drill["resumed_from"], "seconds": time.perf_counter() - t0}
     return df
 
 
@@ -169,6 +166,8 @@ def crash_during_save(workdir: str | Path, epochs: int = 6, save_interval: int =
         raise ValueError(f"kill_epoch {kill_epoch} must be a save epoch (a multiple of {save_interval}) before the "
                          f"last epoch ({epochs})")
     t0, step = time.perf_counter(), kill_epoch * STEPS_PER_EPOCH
+    names = [i18n.tr("the book, killed while saving epoch {n}", lang, n=kill_epoch),
+             i18n.tr("the kit, killed while saving step {s}", lang, s=step)]
     book_dir, name = workdir / "book-save-killed", f"model_epoch_{kill_epoch}.pth"
     run_book(book_dir, epochs, save_interval, kill_during_save=kill_epoch, embed_dim=embed_dim, show="none")
     files = {f: _loads(book_dir / f) for f in checkpoints(book_dir)}
@@ -179,16 +178,14 @@ def crash_during_save(workdir: str | Path, epochs: int = 6, save_interval: int =
         book_resume = i18n.tr("resumed (unexpected)", lang)
     except RankFailed as failure:
         book_resume = i18n.tr("resume_training('{f}') crashed: {err}", lang, f=name, err=_last_error(failure))
-    _say(1, 2, i18n.tr("the book, killed while saving epoch {n}", lang, n=kill_epoch), t0)
+    _say(1, 2, names[0], t0)
 
     kit = _kit_config(workdir / f"kit-reference-e{epochs}-s{save_interval}", epochs, save_interval, embed_dim)
     ensure_reference(kit)
     kit_run = kit.replace(run_dir=str(workdir / "kit-save-killed"), kill_at_step=step, kill_mode="during-save",
                           kill_rank=0)
-    try:
+    with contextlib.suppress(RunInterrupted):
         launch(kit_run, quiet=True)
-    except RunInterrupted:
-        pass
     root = Path(kit_run.run_dir) / "checkpoints"
     kit_disk = ", ".join([f"{p.name} ({i18n.tr('valid', lang) if verify(p)[0] else verify(p)[1]})"
                           for p in list_checkpoints(kit_run.run_dir)]
@@ -196,18 +193,12 @@ def crash_during_save(workdir: str | Path, epochs: int = 6, save_interval: int =
                             for p in sorted(root.glob(".tmp-*"))])
     summary = launch(kit_run.replace(resume="auto"), quiet=True)
     cmp = compare_runs(kit.run_dir, kit_run.run_dir)
-    _say(2, 2, i18n.tr("the kit, killed while saving step {s}", lang, s=step), t0)
-    rows = {
-        i18n.tr("the book, killed while saving epoch {n}", lang, n=kill_epoch): {
-            i18n.tr("on disk after the kill", lang): on_disk, i18n.tr("the resume", lang): book_resume,
-            i18n.tr("identical to its run never interrupted", lang): i18n.tr("- (the run cannot continue)", lang)},
-        i18n.tr("the kit, killed while saving step {s}", lang, s=step): {
-            i18n.tr("on disk after the kill", lang): kit_disk,
-            i18n.tr("the resume", lang): i18n.tr("--resume auto continued from step {s}", lang, s=summary["resumed_from"]),
-            i18n.tr("identical to its run never interrupted", lang): i18n.tr("yes" if cmp["identical"] else "no", lang)},
-    }
-    df = pd.DataFrame.from_dict(rows, orient="index")
-    df.attrs = {"book_files": files,
-                "book_resume": book_resume, "kit_resumed_from": summary["resumed_from"], "kit": cmp,
+    _say(2, 2, names[1], t0)
+    kit_resume = i18n.tr("--resume auto continued from step {s}", lang, s=summary["resumed_from"])
+    df = pd.DataFrame([[on_disk, book_resume, i18n.tr("- (the run cannot continue)", lang)],
+                       [kit_disk, kit_resume, i18n.tr("yes" if cmp["identical"] else "no", lang)]], index=names,
+                      columns=[i18n.tr(c, lang) for c in ("on disk after the kill", "the resume",
+                                                           "identical to its run never interrupted")])
+    df.attrs = {"book_files": files, "book_resume": book_resume, "kit_resumed_from": summary["resumed_from"], "kit": cmp,
                 "seconds": time.perf_counter() - t0}
     return df

@@ -76,16 +76,14 @@ class BookRun:
     batch_size: int = 32       # reviews per rank and step
 
     def table(self, lang: str | None = None) -> pd.DataFrame:
-        import pandas as pd
+        from course_lib.lab.tables import facts
 
-        lang = i18n.resolve(lang)
         files = ", ".join(f"{name} ({size / 1024:.0f} kB)" for name, size in self.checkpoints.items()) or "-"
-        rows = {"run directory": self.run_dir, "attempt": self.attempt, "steps done": f"{self.steps} / {self.planned_steps}",
-                "interrupted": self.interrupted or i18n.tr("no", lang), "checkpoints on disk": files,
-                "held-out accuracy (the chapter's Test Accuracy line)": "-" if self.test_accuracy is None
-                else f"{self.test_accuracy:.2%}",
-                "seconds": round(self.seconds, 1)}
-        return pd.DataFrame({"": list(rows.values())}, index=[i18n.tr(k, lang) for k in rows])
+        return facts({"run directory": self.run_dir, "attempt": self.attempt,
+                      "steps done": f"{self.steps} / {self.planned_steps}",
+                      "interrupted": self.interrupted or "no", "checkpoints on disk": files,
+                      "held-out accuracy (the chapter's Test Accuracy line)": "-" if self.test_accuracy is None
+                      else f"{self.test_accuracy:.2%}", "seconds": round(self.seconds, 1)}, lang)
 
     def _repr_html_(self) -> str:
         return self.table().to_html()
@@ -214,12 +212,12 @@ def checkpoint_contents(path: str | Path, lang: str | None = None) -> pd.DataFra
 
 
 def run_book(run_dir: str | Path, epochs: int = 10, save_interval: int = 10, kill_at_step: int | None = None,  # noqa: PLR0913 (a notebook's call: keyword knobs, each with a default)
-             kill_rank: int = 1, kill_during_save: int | None = None, resume: str | None = None,
-             dropout: float = 0.1, seed: int = 0, world_size: int = 2, show: str = "epochs",
+             kill_during_save: int | None = None, resume: str | None = None, dropout: float = 0.1,
+             world_size: int = 2, show: str = "epochs",
              threads_per_rank: int | None = None, embed_dim: int = EMBED_DIM) -> BookRun:
     """Run the chapter's code (:func:`course_lib.textbook.book.train`) on ``world_size`` spawned ranks.
 
-    ``kill_at_step=K``: rank ``kill_rank`` is SIGKILLed as global step K begins (16 steps an
+    ``kill_at_step=K``: rank 1 is SIGKILLed as global step K begins (16 steps an
     epoch: K = 185 is step 9 of epoch 12). ``kill_during_save=N``: rank 0 is SIGKILLed half-way
     through writing ``model_epoch_N.pth``. ``resume``: a checkpoint file (a name in ``run_dir``
     or a path) for the book's ``resume_training``; the run continues in ``run_dir``, without it
@@ -244,22 +242,19 @@ def run_book(run_dir: str | Path, epochs: int = 10, save_interval: int = 10, kil
         resume = str(resume if Path(resume).is_absolute() or Path(resume).exists() else run_dir / resume)
         if not Path(resume).exists():
             raise FileNotFoundError(f"no checkpoint {resume}; the run's checkpoints: {list(checkpoints(run_dir)) or 'none'}")
-    (run_dir / "logs").mkdir(parents=True, exist_ok=True)
     data = prepare_imdb(limit=DATA_LIMIT, progress=False)
     reviews = min(BookSettings.train_reviews, len(data.train))
     steps_per_epoch = math.ceil(reviews / world_size / BookSettings.batch_size)
-    kills = ([(kill_at_step, kill_rank, "sigkill")] if kill_at_step else []) + \
+    kills = ([(kill_at_step, 1, "sigkill")] if kill_at_step else []) + \
         ([(kill_during_save * steps_per_epoch, 0, "during-save")] if kill_during_save else [])
     settings = BookSettings(run_dir=str(run_dir), data_file=str(data.path), epochs=epochs, save_interval=save_interval,
-                            dropout=dropout, embed_dim=embed_dim, seed=seed, resume=resume,
+                            dropout=dropout, embed_dim=embed_dim, resume=resume,
                             kill_at_step=[k[0] for k in kills],
                             kill_rank=[k[1] for k in kills] or [1], kill_mode=[k[2] for k in kills] or ["sigkill"])
     interrupted = run_ranks(settings, world_size, show, steps_per_epoch, threads_per_rank=threads_per_rank)
     rows = read_ledger(run_dir, 0, last_attempt=False)
     final = run_dir / "final" / "summary.json"
-    accuracy = None
-    if interrupted is None and final.exists():
-        accuracy = json.loads(final.read_text())["test_accuracy"]
+    accuracy = json.loads(final.read_text())["test_accuracy"] if interrupted is None and final.exists() else None
     return BookRun(str(run_dir), max((r["attempt"] for r in rows), default=1), max((r["step"] for r in rows), default=0),
                    epochs * steps_per_epoch, interrupted, checkpoints(run_dir), accuracy, time.perf_counter() - t0,
                    reviews, world_size, BookSettings.batch_size)

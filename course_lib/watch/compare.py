@@ -10,7 +10,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from course_lib.watch.monitor import ledger_ranks, read_ledger
+from course_lib.watch.monitor import latest_attempt, ledger_ranks, read_ledger
 
 
 def _final_digest(run_dir: Path) -> str | None:
@@ -21,12 +21,8 @@ def _final_digest(run_dir: Path) -> str | None:
 def _seen(run_dir: Path) -> Counter:
     """Sample id -> how often the final model trained on it: per step, the whole batch (``batch_ids``)
     its newest attempt logged on any rank (a dead rank may not have logged a step it finished)."""
-    newest: dict[int, dict] = {}
-    for rank in ledger_ranks(run_dir):
-        for row in read_ledger(run_dir, rank):
-            if row["step"] not in newest or row["attempt"] > newest[row["step"]]["attempt"]:
-                newest[row["step"]] = row
-    return Counter(i for row in newest.values() for i in row["batch_ids"])
+    newest = latest_attempt(row for rank in ledger_ranks(run_dir) for row in read_ledger(run_dir, rank))
+    return Counter(i for row in newest for i in row["batch_ids"])
 
 
 def compare_runs(run_a: str | Path, run_b: str | Path) -> dict:
@@ -42,29 +38,16 @@ def compare_runs(run_a: str | Path, run_b: str | Path) -> dict:
         missing = [str(d) for d, rows in ((a_dir, a), (b_dir, b)) if not rows]
         raise FileNotFoundError(f"{' and '.join(missing)}: not a run directory (no metrics/rank0.jsonl); compare takes "
                                 "two run directories, each the --run-dir of a train run")
-    first_diff, max_diff = None, 0.0
-    for step in sorted(set(a) | set(b)):
-        ra, rb = a.get(step), b.get(step)
-        if ra is None or rb is None:
-            first_diff = step if first_diff is None else first_diff
-            continue
-        d = abs(ra["global_loss"] - rb["global_loss"])
-        max_diff = max(max_diff, d)
-        if first_diff is None and (d > 0 or ra["samples"] != rb["samples"]):
-            first_diff = step
+    diffs = {s: abs(a[s]["global_loss"] - b[s]["global_loss"]) for s in a if s in b}
+    first_diff = next((s for s in sorted(set(a) | set(b))  # a step only one run has parts them too
+                       if s not in diffs or diffs[s] > 0 or a[s]["samples"] != b[s]["samples"]), None)
     seen_a, seen_b = _seen(a_dir), _seen(b_dir)
     digest_a, digest_b = _final_digest(a_dir), _final_digest(b_dir)
     params_identical = digest_a is not None and digest_a == digest_b
-    return {
-        "run_a": str(a_dir), "run_b": str(b_dir),
-        "steps_a": max(a), "steps_b": max(b),
-        "first_divergent_step": first_diff,
-        "max_loss_diff": max_diff,
-        "skipped_samples": sum((seen_a - seen_b).values()),
-        "repeated_samples": sum((seen_b - seen_a).values()),
-        "final_params_identical": params_identical,
-        "identical": first_diff is None and params_identical,
-    }
+    return {"run_a": str(a_dir), "run_b": str(b_dir), "steps_a": max(a), "steps_b": max(b),
+            "first_divergent_step": first_diff, "max_loss_diff": max([0.0, *diffs.values()]),
+            "skipped_samples": sum((seen_a - seen_b).values()), "repeated_samples": sum((seen_b - seen_a).values()),
+            "final_params_identical": params_identical, "identical": first_diff is None and params_identical}
 
 
 def acceptance_test(run_dir: str | Path) -> dict:

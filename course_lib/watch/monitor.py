@@ -45,17 +45,12 @@ def _last_byte(path: Path) -> bytes:
 def read_jsonl(path: str | Path) -> list[dict]:
     """The JSON objects of a JSON-lines file, in order (``[]`` if it does not exist); a line cut by a
     crash, or still being written, is skipped."""
-    path = Path(path)
-    if not path.exists():
-        return []
-    rows = []
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for line in f:
-            if line.strip():
-                try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError:
-                    continue
+    path, rows = Path(path), []
+    for line in path.read_text(encoding="utf-8", errors="replace").split("\n") if path.exists() else []:
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError:  # a torn line; a blank one too
+            continue
     return rows
 
 
@@ -63,13 +58,13 @@ def read_ledger(run_dir: str | Path, rank: int = 0, last_attempt: bool = True) -
     """Rank ``rank``'s ledger rows sorted by step, each step once as its latest attempt wrote it (what
     the final model saw); with ``last_attempt=False``, every row as written."""
     rows = read_jsonl(Path(run_dir) / "metrics" / f"rank{rank}.jsonl")
-    if not last_attempt:
-        return rows
-    best: dict[int, dict] = {}
-    for r in rows:
-        if r["step"] not in best or r["attempt"] >= best[r["step"]]["attempt"]:
-            best[r["step"]] = r
-    return [best[s] for s in sorted(best)]
+    return latest_attempt(rows) if last_attempt else rows
+
+
+def latest_attempt(rows) -> list[dict]:
+    """Ledger ``rows`` (of one rank or several) sorted by step, each step once: the row of its latest attempt."""
+    by_step = {r["step"]: r for r in sorted(rows, key=lambda r: r["attempt"])}  # a stable sort: ties keep the later row
+    return [by_step[s] for s in sorted(by_step)]
 
 
 def fill_ledger_gap(run_dir: str | Path, source: int, target: int, up_to: int) -> int:
