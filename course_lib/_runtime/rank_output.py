@@ -44,7 +44,7 @@ class Reporter:
     turns progress lines into one tqdm bar; under torchrun they are not printed)."""
 
     def __init__(self, rank: int, progress: bool):
-        self.rank, self._progress = rank, progress and rank == 0
+        self._progress = progress and rank == 0
 
     def line(self, text: str) -> None:
         print(text, flush=True)
@@ -62,7 +62,7 @@ class RankOutput:
         for f in self.files:
             f.seek(0, os.SEEK_END)
         self.partial = [""] * world_size
-        self.quiet, self.bar, self.step = quiet, None, 0
+        self.quiet, self.bar = quiet, None
 
     def poll(self) -> None:
         for r, f in enumerate(self.files):
@@ -81,7 +81,6 @@ class RankOutput:
                 self.bar = tqdm(total=total, desc=_view("training steps"), initial=step - 1)
             if self.bar is not None:
                 self.bar.update(step - self.bar.n)
-            self.step = step
         elif not self.quiet and self.bar is not None:
             self.bar.write(_view(line))
         elif not self.quiet:

@@ -21,15 +21,12 @@ import types
 from collections.abc import Callable, Sequence
 from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn, cast
+from typing import Any, NoReturn
 
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
 from course_lib._runtime.portability import check_spawn_safe, start_method, tcpstore_uses_libuv
-
-if TYPE_CHECKING:
-    from multiprocessing.context import ForkContext, ForkServerContext, SpawnContext
 
 # what every process imports before its first step (each torch.optim optimizer imports
 # torch._dynamo): the forkserver imports them once, and each process is a fork of it
@@ -62,9 +59,8 @@ def start_process(target: Callable, args: tuple = (), method: str = "auto") -> m
     """``target(*args)`` in one new process, started as a rank is, with this process's
     environment; returns the started ``multiprocessing.Process`` (``join``, ``exitcode``: -9
     when a SIGKILL ended it). ``target`` must live in a module."""
-    context = multiprocessing.get_context(_method(method, [target.__module__]))
-    proc = cast("ForkServerContext | SpawnContext | ForkContext", context).Process(
-        target=_in_environment, args=(target, dict(os.environ), *args))
+    context: Any = multiprocessing.get_context(_method(method, [target.__module__]))  # typeshed's BaseContext has no Process
+    proc = context.Process(target=_in_environment, args=(target, dict(os.environ), *args))
     proc.start()
     return proc
 

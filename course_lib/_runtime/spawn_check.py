@@ -8,6 +8,7 @@ returns the children's own words.
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Callable
 
 import torch.multiprocessing as mp
@@ -19,15 +20,11 @@ GRACE = 10  # seconds the other children have, after one failed, to fail with th
 
 def try_spawn(fn: Callable, nprocs: int = 2, timeout: float = 60) -> str:
     """Start ``fn`` on ``nprocs`` processes with ``torch.multiprocessing.spawn`` and return what
-    happened, in the children's own words: a spawned child starts a fresh interpreter that
-    imports ``fn`` by name, so a function defined in a notebook cell (the kernel's
-    ``__main__``) fails there, and the child's error goes to *its* stderr, not to the cell.
-    This collects that stderr (the children inherit the parent's file descriptor 2, pointed at
-    a file while they start) and returns it with the parent's exception. After the first child
-    fails, the others get ``GRACE`` seconds to end on their own: stopped at once, a child still
-    starting (a loaded machine) would never print its error. Notebook 03, deep-dive C."""
-    import tempfile
-
+    happened, in the children's own words (the module docstring says why a cell's ``fn`` fails):
+    their stderr (they inherit the parent's file descriptor 2, pointed at a file while they
+    start) with the parent's exception. After the first child fails, the others get ``GRACE``
+    seconds to end on their own: stopped at once, a child still starting (a loaded machine)
+    would never print its error. Notebook 03, deep-dive C."""
     with tempfile.TemporaryFile(mode="w+") as err:
         saved = os.dup(2)
         os.dup2(err.fileno(), 2)

@@ -180,8 +180,9 @@ class InvariantStep:
         finally:
             self._live = self._last = False
         root = self._stack[0][0] if self._stack else self._node
-        if root != self._node:
-            self._point_grads_at(root)
+        if root != self._node:  # the sum is in another buffer than the last leaf's: point param.grad at it
+            for p, view in zip(self.params, self.views[root]):
+                p.grad = view
         return sum(losses) * self.world_size, global_loss
 
     # ------------------------------------------------------------------ the tree inside this rank
@@ -189,10 +190,6 @@ class InvariantStep:
         """A buffer that holds no subtree of this step."""
         busy = {k for k, _ in self._stack}
         return next(k for k in range(len(self.buffers)) if k not in busy)
-
-    def _point_grads_at(self, k: int) -> None:
-        for p, view in zip(self.params, self.views[k]):
-            p.grad = view
 
     def _no_gradient(self, leaf: bool) -> None:
         """Parameters this micro-batch gave no gradient count as a gradient of ``+0``, as on a

@@ -52,11 +52,10 @@ def invariant_gradients(cfg: TrainConfig, rank: int, world_size: int):
 
 def train_invariant(cfg: TrainConfig, rank: int, world_size: int, device, report, data_file: str | None = None) -> Outcome:
     """One rank's run with the invariant reduction; a lost peer ends it with the survivors' save."""
-    faults = faults_for(cfg, rank)
     trainer = Trainer(cfg, rank, world_size, device, report, data_file,
-                      seams=Seams(gradients=invariant_gradients(cfg, rank, world_size)), faults=faults)
+                      seams=Seams(gradients=invariant_gradients(cfg, rank, world_size)), faults=faults_for(cfg, rank))
     try:
-        return resume_and_train(trainer, faults, report)
+        return resume_and_train(trainer)
     except RuntimeError as err:
         if not peer_lost(err):
             raise

@@ -13,6 +13,7 @@ is what the advisor predicts.
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 import os
@@ -96,22 +97,20 @@ def _reap_group(pgid: int, timeout: float = 5.0) -> None:
     lock: it counts as gone. That matters where PID 1 reaps orphans late (in this project's
     containers, 1.5-2 s after the kill), which the wall time would otherwise pay per failure."""
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not _alive_in_group(pgid):
-            return
+    while _alive_in_group(pgid):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"process group {pgid} still alive {timeout} s after SIGKILL")
         time.sleep(0.01)
-    raise RuntimeError(f"process group {pgid} still alive {timeout} s after SIGKILL")
 
 
 def _alive_in_group(pgid: int) -> bool:
     """Any live (not zombie) process in group ``pgid``? Linux reads ``/proc``; elsewhere a
     signal 0 to the group, which also finds zombies."""
     if not Path("/proc/self/stat").exists():
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(pgid, 0)
             return True
-        except ProcessLookupError:
-            return False
+        return False
     return any(int(fields[2]) == pgid and fields[0] != "Z" for _, fields in proc_stats())
 
 

@@ -119,7 +119,7 @@ class FaultInjector:
             if name != cut:
                 return store.write_part(folder, name, obj)
             folder.mkdir(parents=True, exist_ok=True)
-            self.cut(folder / name, obj, kill)
+            write_half(obj, folder / name, then=lambda: self._fire(kill))
             raise AssertionError("unreachable: the process was killed")
         return write
 
@@ -128,11 +128,7 @@ class FaultInjector:
         this rank is due at ``step``, half of ``obj``'s bytes to ``path``, then SIGKILL; else nothing."""
         kill = self._mine(step, ("during-save",), at_or_after=True)
         if kill is not None:
-            self.cut(Path(path), obj, kill)
-
-    def cut(self, path: Path, obj, kill: Kill) -> None:
-        """Half of ``obj``'s bytes in ``path``, then the kill (:func:`write_half`)."""
-        write_half(obj, path, then=lambda: self._fire(kill))
+            write_half(obj, path, then=lambda: self._fire(kill))
 
 
 def write_half(obj, target, then: Callable[[], None]) -> None:

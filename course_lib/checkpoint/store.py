@@ -357,10 +357,7 @@ class BackgroundWriter:
     def __exit__(self, kind, *_) -> None:
         """A save in flight lands (or fails) before the block is left, however it is left; while
         an error leaves it, the writer's own error does not hide that one."""
-        if kind is None:
-            self.wait()
-            return
-        with contextlib.suppress(Exception):
+        with contextlib.suppress(Exception) if kind else contextlib.nullcontext():
             self.wait()
 
     def wait(self) -> None:

@@ -42,15 +42,10 @@ def _feed(h, key: str, value) -> None:
         h.update(repr(value).encode())
 
 
-def parameter_digest(model: torch.nn.Module) -> str:
-    """:func:`state_digest` of a model's state dict: equal digests, equal bits."""
-    return state_digest(model.state_dict())
-
-
 def check_ranks_agree(model: torch.nn.Module, world_size: int, run_dir: str | Path, rank: int) -> str:
     """This rank's parameter digest, after checking every rank has the same one (a collective:
     every rank calls it). Raises ``RuntimeError`` with the diagnosis when they differ."""
-    digest = parameter_digest(model)
+    digest = state_digest(model.state_dict())  # equal digests, equal bits
     digests = [None] * world_size
     dist.all_gather_object(digests, digest)
     if len(set(digests)) != 1:

@@ -20,6 +20,7 @@ passes its own (``launch(cfg, reduction=...)``), with the traits of its gradient
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -79,20 +80,19 @@ def faults_for(cfg: TrainConfig, rank: int) -> FaultInjector | None:
     return FaultInjector(cfg, rank) if cfg.kill_at_step else None
 
 
-def resume_and_train(trainer: Trainer, faults: FaultInjector | None, report: Reporter) -> Outcome:
+def resume_and_train(trainer: Trainer) -> Outcome:
     """Resume if ``--resume`` says so, say which planned kills cannot fire now, train."""
     trainer.resume()
-    if faults is not None and trainer.rank == 0:
-        for line in faults.explain(trainer.state.global_step, trainer.total_steps):
-            report.line(line)
+    if isinstance(trainer.faults, FaultInjector) and trainer.rank == 0:
+        for line in trainer.faults.explain(trainer.state.global_step, trainer.total_steps):
+            trainer.report.line(line)
     return trainer.train()
 
 
 def train_with_ddp(cfg: TrainConfig, rank: int, world_size: int, device: torch.device, report: Reporter,
                    data_file: str | None = None) -> Outcome:
     """One rank's run with DDP, the chapter's: its trainer built, resumed if ``--resume`` says so, trained."""
-    faults = faults_for(cfg, rank)
-    return resume_and_train(Trainer(cfg, rank, world_size, device, report, data_file, faults=faults), faults, report)
+    return resume_and_train(Trainer(cfg, rank, world_size, device, report, data_file, faults=faults_for(cfg, rank)))
 
 
 @dataclass(frozen=True)
@@ -143,8 +143,10 @@ def check_before_start(cfg: TrainConfig, reduction: Reduction = DDP_REDUCTION) -
     if cfg.data_source == "path" and not cfg.data_path:
         problems.append("--data-source path needs --data-path (an aclImdb folder, or a CSV/parquet file with "
                         "'text' and 'label' columns)")
-    checks = [lambda: paths.output_dir(cfg.run_dir), lambda: _check_reduction(cfg, reduction),
-              lambda: check_resume(cfg, reduction.traits.any_world_size)]
+    why = reduction.check(cfg) if reduction.check else None
+    if why:
+        problems.append(why)
+    checks = [lambda: paths.output_dir(cfg.run_dir), lambda: check_resume(cfg, reduction.traits.any_world_size)]
     if cfg.data_path:
         checks.append(functools.partial(paths.data_path, cfg.data_path))
     if cfg.cache_dir:
@@ -158,12 +160,6 @@ def check_before_start(cfg: TrainConfig, reduction: Reduction = DDP_REDUCTION) -
             problems.append(str(err))
     if problems:
         raise ConfigError("; ".join(problems))
-
-
-def _check_reduction(cfg: TrainConfig, reduction: Reduction) -> None:
-    why = reduction.check(cfg) if reduction.check else None
-    if why:
-        raise ConfigError(why)
 
 
 # --------------------------------------------------------------------------- one rank
@@ -285,10 +281,8 @@ def _launch(cfg: TrainConfig, quiet: bool, on_start, launched: str, reduction: R
         end = join_ranks(ctx, tail.poll, grace_period=10)  # 10 s: what survivors have to save
     except KeyboardInterrupt:  # a notebook's "interrupt kernel": ask the ranks to save and stop
         for pid in ctx.pids():
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
         deadline = time.time() + cfg.timeout_s
         while time.time() < deadline and any(p.is_alive() for p in ctx.processes):
             tail.poll()

@@ -1,6 +1,5 @@
-"""What one rank trains, built once: :class:`Training` (the data, the model, AdamW and its
-schedule, the loop's position, the SIGTERM flag, the background checkpoint writer), the
-schedule itself, and :class:`GracefulStop`, which turns a preemption into a flag the loop reads.
+"""What one rank trains, built once (:class:`Training`), its learning-rate schedule, and
+:class:`GracefulStop`, which turns a preemption into a flag the loop reads.
 """
 from __future__ import annotations
 

@@ -24,6 +24,7 @@ predecessor's entry.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from dataclasses import dataclass
 
 from course_lib._runtime.torchrun import TRAIN, shell_line
@@ -94,7 +95,7 @@ def elastic_parts(cfg: TrainConfig, nproc_per_node: int = 1, node_rank: int | st
     if reform == "in-process":
         conf.pop("last_call_timeout")  # one node per job: nothing to wait for
         env, nodes, rdzv_id = {}, "1", f"course-lib-node{node_rank}"
-        extra = ElasticSettings(endpoint, settings.heartbeat_s, settings.peer_state).to_args()
+        extra = dataclasses.replace(settings, endpoint=endpoint).to_args()
     else:
         env, nodes, rdzv_id = dict(NO_SHARED_STORE), "1:2", "course-lib"
     args = ["--nnodes", nodes, "--nproc-per-node", str(nproc_per_node), "--rdzv-backend", "c10d",
@@ -104,9 +105,6 @@ def elastic_parts(cfg: TrainConfig, nproc_per_node: int = 1, node_rank: int | st
                  *cfg.to_args(skip=("run_dir", "world_size"), keep=("reduction",)), *extra]
 
 
-def elastic_command(cfg: TrainConfig, nproc_per_node: int = 1, node_rank: int | str = 0, master_addr: str = "127.0.0.1",
-                    master_port: int = 29500, max_restarts: int = 3, reform: str = "in-process",
-                    settings: ElasticSettings = ElasticSettings()) -> str:
-    """The shell command of :func:`elastic_parts`. Notebook 05, optional deep-dive C."""
-    return shell_line(*elastic_parts(cfg, nproc_per_node, node_rank, master_addr, master_port, max_restarts, reform,
-                                     settings))
+def elastic_command(cfg: TrainConfig, **options) -> str:
+    """The shell command of :func:`elastic_parts` (the same options). Notebook 05, optional deep-dive C."""
+    return shell_line(*elastic_parts(cfg, **options))

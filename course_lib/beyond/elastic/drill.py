@@ -12,12 +12,9 @@ same bits, and no step is lost (the survivors hold the last finished one). Each 
 ``DIR/nodes.jsonl``; with the ranks' own records (``attempts.jsonl``, ``elastic.jsonl``, the
 ledgers, the checkpoints' manifests) it makes the timeline (:func:`course_lib.lab.tables.elastic_timeline`).
 
-Two ways to re-form (``reform``, see :mod:`course_lib._runtime.torchrun`): the kit's group re-forms
-in-process (survivors and newcomers, no restart, the state from a live peer), or torchrun's
-agents restart every worker, which resumes from the checkpoint.
-
-Why the node lost is never the store's host, and its worker is killed with its agent:
-CONTRIBUTING.md ("Two torchrun agents ... on one host").
+The two ways to re-form (``reform``) are :mod:`course_lib.beyond.elastic.commands`'s. Why the node
+lost is never the store's host, and its worker is killed with its agent: CONTRIBUTING.md ("Two
+torchrun agents ... on one host").
 """
 from __future__ import annotations
 
@@ -40,15 +37,16 @@ from course_lib.watch.monitor import ledger_ranks, read_attempts, read_jsonl, re
 EVENTS = ("lose", "gain", "crash")
 
 
-def _record(run_dir: Path, **event) -> float:
+def _record(run_dir: Path, **event) -> dict:
+    """One line of ``DIR/nodes.jsonl`` (the event, with its time); returns it."""
     event["time"] = time.time()
     with open(run_dir / "nodes.jsonl", "a") as f:
         f.write(json.dumps(event) + "\n")
-    return event["time"]
+    return event
 
 
 def _start_node(cfg: TrainConfig, node: int, port: int, reform: str, settings: ElasticSettings) -> subprocess.Popen:
-    env, argv = elastic_parts(cfg, 1, node, "127.0.0.1", port, 3, reform, settings)
+    env, argv = elastic_parts(cfg, node_rank=node, master_port=port, reform=reform, settings=settings)
     argv = [sys.executable, "-m", "torch.distributed.run", *argv[1:]]
     log = open(Path(cfg.run_dir) / f"elastic-node{node}.log", "a")
     return subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env={**os.environ, **env})
@@ -125,8 +123,7 @@ def node_drill(cfg: TrainConfig, plan: list[tuple[str, int]], nodes: int = 2, re
             else:
                 started += 1  # a node of its own: a replacement machine, or the same one back
                 agents[started] = _start_node(cfg, started, port, reform, settings)
-                events.append({"event": "gain", "node": started, "after_step": step,
-                               "time": _record(run_dir, event="start", node=started, after_step=step)})
+                events.append({**_record(run_dir, event="start", node=started, after_step=step), "event": "gain"})
         try:
             code = agents[0].wait(max(1.0, deadline - time.time()))
         except subprocess.TimeoutExpired:
@@ -160,8 +157,7 @@ def _lose_node(agents: dict, run_dir: Path, step: int) -> dict:
     for pid in (*_children(victim.pid), victim.pid):  # the machine is gone: its worker and its agent
         os.kill(pid, signal.SIGKILL)
     victim.wait()
-    return {"event": "lose", "node": node, "after_step": step,
-            "time": _record(run_dir, event="lose", node=node, after_step=step)}
+    return _record(run_dir, event="lose", node=node, after_step=step)
 
 
 def _crash_node_0(agents: dict, run_dir: Path, step: int, deadline: float) -> dict:
@@ -169,8 +165,7 @@ def _crash_node_0(agents: dict, run_dir: Path, step: int, deadline: float) -> di
     it again. Returns the event once the whole group trains again."""
     for pid in _children(agents[0].pid):
         os.kill(pid, signal.SIGKILL)
-    event = {"event": "crash", "node": 0, "after_step": step,
-             "time": _record(run_dir, event="crash", node=0, after_step=step)}
+    event = _record(run_dir, event="crash", node=0, after_step=step)
     _wait_for_world(str(run_dir), event["time"], len(agents), agents[0], deadline)
     return event
 

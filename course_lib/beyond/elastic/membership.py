@@ -22,8 +22,8 @@ replicas agree the same way through its Lighthouse):
   decision) reads the decision and arrives at the next generation; the group it was in has
   dissolved, so its collectives there fail: it never trains in two groups at once.
 
-:class:`ElasticGroup` is the rank's side: the store, the membership and the process group of
-each generation (``init_process_group`` on a fresh store prefix per generation).
+:class:`ElasticGroup` is the rank's side: the store, the :class:`Membership` and the process group
+of each generation (``init_process_group`` on a fresh store prefix per generation).
 """
 from __future__ import annotations
 
@@ -207,13 +207,9 @@ class ElasticGroup:
         self.id = f"{socket.gethostname()}-{os.getpid()}"
         self.membership = Membership(self.store, self.id, settings.heartbeat_s, usable_world(cfg), beat_store=client())
 
-    @property
-    def decision(self) -> Decision | None:
-        return self.membership.decision
-
     def describe(self) -> dict:
         """The current generation, for ``attempts.jsonl``."""
-        d = self.decision
+        d = self.membership.decision
         return {"generation": d.generation, "world_size": d.world_size, "members": d.members, "reason": d.reason}
 
     def data_file(self, prepare: Callable[[], str]) -> str:
@@ -242,12 +238,3 @@ class ElasticGroup:
         gc.collect()
         if dist.is_initialized():
             dist.destroy_process_group()
-
-    def change_wanted(self) -> bool:
-        return self.membership.change_wanted()
-
-    def finish(self) -> None:
-        self.membership.finish()
-
-    def close(self) -> None:
-        self.membership.close()

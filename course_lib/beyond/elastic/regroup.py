@@ -28,7 +28,7 @@ import torch.distributed as dist
 from course_lib._runtime.rank_output import Reporter
 from course_lib.beyond.elastic import peer_state
 from course_lib.beyond.elastic.commands import ElasticSettings
-from course_lib.beyond.elastic.membership import Decision, ElasticGroup, RunFinished
+from course_lib.beyond.elastic.membership import Decision, ElasticGroup, Membership, RunFinished
 from course_lib.beyond.invariant_trainer import (
     INVARIANT,
     PEER_LOST,
@@ -54,11 +54,11 @@ class JoinVote:
     """The group's word at each step's end (the trainer's ``agreement``): does a node wait to join?
     Rank 0 asks the store, once a step; any "yes" makes every rank leave the epoch to re-form."""
 
-    def __init__(self, group: ElasticGroup, rank: int):
-        self.group, self.rank = group, rank
+    def __init__(self, membership: Membership, rank: int):
+        self.membership, self.rank = membership, rank
 
     def votes(self) -> dict[str, float]:
-        return {"join": float(self.rank == 0 and self.group.change_wanted())}
+        return {"join": float(self.rank == 0 and self.membership.change_wanted())}
 
     def decide(self, votes: dict[str, float]) -> Outcome | None:
         return REGROUP if votes["join"] else None
@@ -79,17 +79,11 @@ class Member:
         for), then train, re-forming the group whenever it changes, to the run's end."""
         training = Training.build(self.cfg, 0, self.device, self.data_file)  # ready to train before asking to join
         decision = self.group.form(-1, holds_state=False, reason="a node starts", trigger=True)
-        formed = time.time()
-        self._build(decision, training)
-        if decision.needs_state:
-            self._share_state(decision)
-        else:
-            self.trainer.resume()
-        self._record(decision, started=self.group.started, asked=self.group.membership.asked, formed=formed)
+        self._enter(decision, training, started=self.group.started, asked=self.group.membership.asked)
         while True:
             outcome, why = self._train()
             if outcome == DONE and self.trainer.rank == 0:
-                self.group.finish()  # a node that arrives now is told the run is over
+                self.group.membership.finish()  # a node that arrives now is told the run is over
             if outcome in (DONE, PREEMPTED):
                 return outcome
             self._regroup(why)
@@ -106,15 +100,26 @@ class Member:
         emergency_save(self.trainer, self.parts, background=True)
         return PEER_LOST, why
 
+    def _enter(self, decision: Decision, training: Training, **times) -> None:
+        """Take this member's place in ``decision``'s group (a collective of that group): its trainer,
+        the state it lacks (from the member that holds it; from the disk where none does), its record."""
+        formed = time.time()
+        self._build(decision, training)
+        if decision.needs_state:
+            self._share_state(decision)
+        elif decision.source is None:  # no member holds a step in memory: all resume from the disk
+            self.trainer.resume()
+        self._record(decision, **times, formed=formed)
+
     def _build(self, decision: Decision, training: Training) -> None:
         """This member's trainer for its place in ``decision``'s group (a collective of that group)."""
         rank, world_size = decision.members.index(self.group.id), decision.world_size
         previous = self.trainer  # its ledger and TensorBoard file closed as its train() ended
-        if previous is not None:
-            if rank != previous.rank:  # e.g. the survivor of a lost rank 0: rank 0's ledger is what compare reads
-                fill_ledger_gap(self.cfg.run_dir, previous.rank, rank, previous.state.global_step)
-        seams = Seams(gradients=invariant_gradients(self.cfg, rank, world_size), agreement=JoinVote(self.group, rank),
-                      training=training, about=self.group.describe())
+        # a new place (e.g. the survivor of a lost rank 0): the ledger of rank 0 is what compare reads
+        if previous is not None and rank != previous.rank:
+            fill_ledger_gap(self.cfg.run_dir, previous.rank, rank, previous.state.global_step)
+        seams = Seams(gradients=invariant_gradients(self.cfg, rank, world_size),
+                      agreement=JoinVote(self.group.membership, rank), training=training, about=self.group.describe())
         self.trainer = Trainer(self.cfg, rank, world_size, self.device, self.report, self.data_file, seams=seams,
                                faults=faults_for(self.cfg, rank))
 
@@ -133,11 +138,7 @@ class Member:
         except Exception:  # no group: torchrun restarts this worker, which resumes from the disk
             trainer.writer.wait()  # so the save of the last finished step lands first
             raise
-        formed = time.time()
-        self._build(decision, trainer.training)
-        if decision.needs_state:
-            self._share_state(decision)
-        self._record(decision, noticed=noticed, formed=formed)
+        self._enter(decision, trainer.training, noticed=noticed)
         self.parts = None
         if self.trainer.rank == 0:
             self.report.line(f"The group re-formed in-process on {decision.world_size} rank(s) ({reason}), "
@@ -206,6 +207,6 @@ def run_member(cfg: TrainConfig, settings: ElasticSettings, local_rank: int, rep
         report.line(f"Not joining: {done}")
         return DONE
     finally:
-        group.close()
+        group.membership.close()
         if dist.is_initialized():
             dist.destroy_process_group()
