@@ -57,11 +57,10 @@ def _cmd_train(args) -> int:
         # when this worker's interpreter began: the start of an attempt, for advise's restart cost
         # (torchrun's agent started a moment before it; a torchrun restart is the same kind of start)
         os.environ.setdefault(LAUNCHED_ENV, repr(STARTED))
-        member = bool(elastic.endpoint)  # every member holds the lock: nodes come and go
         report = Reporter(rank, progress=False)
 
         def work() -> int:
-            if member:  # the kit's elastic group: it decides ranks itself, re-forms in-process, holds its lock
+            if elastic.endpoint:  # the kit's elastic group: ranks decided, re-formed in-process; every member holds the lock
                 from course_lib.beyond.elastic.regroup import run_member
 
                 return exit_code(run_member(cfg, elastic, local_rank, report))
@@ -116,9 +115,8 @@ def _cmd_advise(args) -> int:
     from course_lib.beyond.advisor import advise, format_advice, measure_costs, parse_duration
 
     mtbf = parse_duration(args.mtbf)
-    costs = measure_costs(args.run_dir, restart_seconds=None if args.restart_seconds is None
-                          else parse_duration(args.restart_seconds),
-                          save_seconds=None if args.save_seconds is None else parse_duration(args.save_seconds))
+    given = {k: parse_duration(v) for k in ("restart_seconds", "save_seconds") if (v := getattr(args, k)) is not None}
+    costs = measure_costs(args.run_dir, **given)
     if args.steps:
         costs.steps = args.steps
     advice = advise(costs, mtbf, covered=args.covered)

@@ -41,7 +41,7 @@ DATA, OPTIM, PROCS, CKPT, FAULTS, OUTPUT = "model and data", "optimisation", "pr
 TEACHING = "teaching switches (each breaks the run on purpose)"
 GROUPS = (DATA, OPTIM, PROCS, CKPT, FAULTS, OUTPUT, TEACHING)
 MODEL_NAMES = ("bag", "transformer", "minilm")       # course_lib.ddp.models.MODELS (a test keeps them equal)
-DATA_SOURCES = ("auto", "hub", "offline", "path")    # course_lib.data.sources.SOURCES (the same)
+DATA_SOURCES = ("auto", "hub", "offline", "path")    # course_lib.data.sources.SOURCES is this tuple
 
 
 def option(default, group: str, help: str, choices: tuple = (), metavar: str = ""):
@@ -217,17 +217,15 @@ class TrainConfig:
                 help += f" (one of: {', '.join(meta['choices'])})"
             help += f" (default: {'none' if shown in (None, '') else shown})"
             kw = {"default": None, "help": help, **({"choices": meta["choices"]} if "choices" in meta else {})}
-            group = groups.get(meta.get("group", ""), parser)
-            flag = "--" + f.name.replace("_", "-")
-            metavar = meta.get("metavar") or ("N" if isinstance(default, int) else f.name.split("_")[-1].upper())
-            if "choices" in meta and f.name not in LIST_FIELDS:
-                metavar = None  # argparse shows them: {a,b}
+            word = f.name.split("_")[-1].upper()  # kill_rank: RANK
             if f.name in LIST_FIELDS:
-                group.add_argument(flag, type=LIST_FIELDS[f.name], nargs="+", metavar=f.name.split("_")[-1].upper(), **kw)
+                kw.update(type=LIST_FIELDS[f.name], nargs="+", metavar=word)
             elif isinstance(default, bool):
-                group.add_argument(flag, action=argparse.BooleanOptionalAction, **kw)
-            else:
-                group.add_argument(flag, type=type(default) if default is not None else str, metavar=metavar, **kw)
+                kw.update(action=argparse.BooleanOptionalAction)
+            elif "choices" not in meta:  # else argparse shows them as the metavar: {a,b}
+                kw.update(type=type(default) if default is not None else str,
+                          metavar=meta.get("metavar") or ("N" if isinstance(default, int) else word))
+            groups.get(meta.get("group", ""), parser).add_argument("--" + f.name.replace("_", "-"), **kw)
 
     def to_args(self, skip: tuple[str, ...] = (), keep: tuple[str, ...] = ()) -> list[str]:
         """The command-line flags that rebuild this config: values that differ from the defaults,

@@ -34,8 +34,7 @@ def pipeline_config(run_dir: str = "runs/pipeline", quick: bool = False, **overr
     return TrainConfig(**{**base, **overrides})
 
 
-def run_pipeline(run_dir: str = "runs/pipeline", quick: bool = False, interrupt: bool = True,
-                 quiet: bool = False, **overrides) -> dict:
+def run_pipeline(run_dir: str = "runs/pipeline", quick: bool = False, interrupt: bool = True, **overrides) -> dict:
     """The main job (``python -m course_lib pipeline``): every station on IMDB, through a real kill. Used in
     notebook 05 (§4)."""
     t0 = time.perf_counter()
@@ -43,36 +42,35 @@ def run_pipeline(run_dir: str = "runs/pipeline", quick: bool = False, interrupt:
     disposable_run_dir(run_dir)  # refused if it holds anything a run does not write: never wipe your files
     if Path(run_dir).exists():
         shutil.rmtree(run_dir)  # the pipeline's own folder: every run starts clean
-    say = (lambda *a: None) if quiet else print
 
     lang = resolve(None)  # the notebook's language, English on the command line
-    say(tr("== Stations 1+2: IMDB -> clean, exact + near-duplicate dedup, split, WordPiece tokens", lang))
-    data = prepare_for(cfg, progress=not quiet)
+    print(tr("== Stations 1+2: IMDB -> clean, exact + near-duplicate dedup, split, WordPiece tokens", lang))
+    data = prepare_for(cfg)
     info = data.info
     prov = info["provenance"]
     near = info.get("near_dup", {})
-    say(tr("   source {source}: {raw} reviews, {exact} exact duplicates removed, {near} near-duplicates dropped from "
-           "train, {leaks} train/test leaks dropped from test", lang, source=prov["source"], raw=prov["raw_reviews"],
-           exact=prov["exact_duplicates_removed"], near=near.get("train_dropped", 0),
-           leaks=near.get("test_leaks_dropped", 0)))
-    say(tr("   train {train} / held-out {test} reviews, {tokens:,} training tokens (cache {cache})", lang,
-           train=info["train"], test=info["test"], tokens=len(data.train.tokens), cache=tr(info["cache"], lang)))
+    print(tr("   source {source}: {raw} reviews, {exact} exact duplicates removed, {near} near-duplicates dropped from "
+             "train, {leaks} train/test leaks dropped from test", lang, source=prov["source"], raw=prov["raw_reviews"],
+             exact=prov["exact_duplicates_removed"], near=near.get("train_dropped", 0),
+             leaks=near.get("test_leaks_dropped", 0)))
+    print(tr("   train {train} / held-out {test} reviews, {tokens:,} training tokens (cache {cache})", lang,
+             train=info["train"], test=info["test"], tokens=len(data.train.tokens), cache=tr(info["cache"], lang)))
 
     total = cfg.planned_steps(info["train"] // cfg.global_batch_size)
     kill_at = max(2, int(total * 0.55)) if interrupt else 0
-    say(tr("== Stations 3+4: {ranks}-rank training ({model}, {reduction} reduction, {steps} steps, checkpoint every "
-           "{every} steps, TensorBoard in {tb})", lang, ranks=cfg.world_size, model=cfg.model, reduction=cfg.reduction,
-           steps=total, every=cfg.save_every_steps, tb=f"{run_dir}/tb"))
+    print(tr("== Stations 3+4: {ranks}-rank training ({model}, {reduction} reduction, {steps} steps, checkpoint every "
+             "{every} steps, TensorBoard in {tb})", lang, ranks=cfg.world_size, model=cfg.model, reduction=cfg.reduction,
+             steps=total, every=cfg.save_every_steps, tb=f"{run_dir}/tb"))
     first = cfg.replace(kill_at_step=kill_at, kill_rank=cfg.world_size - 1, kill_mode="sigkill")
     hit = None
     try:
-        summary = launch(first, quiet=quiet)
+        summary = launch(first)
     except RunInterrupted as err:
         hit = {"rank": err.rank, "signal": err.signal_name, "code": err.exit_code, "step": err.step,
-                        "checkpoint": err.checkpoint}
-        say(tr("== Station 5: {what}", lang, what=interruption(err, lang)))
-        say(tr("   resuming automatically from the newest valid checkpoint ...", lang))
-        summary = launch(cfg.replace(resume="auto"), quiet=quiet)
+               "checkpoint": err.checkpoint}
+        print(tr("== Station 5: {what}", lang, what=interruption(err, lang)))
+        print(tr("   resuming automatically from the newest valid checkpoint ...", lang))
+        summary = launch(cfg.replace(resume="auto"))
 
     ood = out_of_domain(run_dir)  # how far it carries: critics' one-line snippets, not IMDB reviews
     report = {
@@ -91,10 +89,10 @@ def run_pipeline(run_dir: str = "runs/pipeline", quick: bool = False, interrupt:
     }
     summary["pipeline"] = report
     (Path(run_dir) / "final" / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
-    say(tr("== Done in {s} s: held-out accuracy {acc:.2%} on {n} reviews (out of domain: {ood:.2%} on {m:,} Rotten "
-           "Tomatoes sentences); resumed from step {r}; summary in {path}", lang, s=report["wall_seconds"],
-           acc=report["held_out_accuracy"], n=report["held_out_reviews"], ood=ood["accuracy"], m=ood["count"],
-           r=report["resumed_from_step"], path=f"{run_dir}/final/summary.json"))
+    print(tr("== Done in {s} s: held-out accuracy {acc:.2%} on {n} reviews (out of domain: {ood:.2%} on {m:,} Rotten "
+             "Tomatoes sentences); resumed from step {r}; summary in {path}", lang, s=report["wall_seconds"],
+             acc=report["held_out_accuracy"], n=report["held_out_reviews"], ood=ood["accuracy"], m=ood["count"],
+             r=report["resumed_from_step"], path=f"{run_dir}/final/summary.json"))
     return summary
 
 

@@ -14,13 +14,12 @@ def test_sentence_chunks_cover_and_fit():
     assert coverage(long_sentence, chunk_by_sentence(long_sentence, 50)) == 1.0
 
 
-@pytest.mark.parametrize("unit,size,overlap", [("words", 10, 3), ("words", 7, 0), ("chars", 50, 10)])
-def test_fixed_chunks_overlap_and_cover(unit, size, overlap):
-    chunks = chunk_fixed(TEXT, size, overlap, unit)
+@pytest.mark.parametrize("size,overlap", [(10, 3), (7, 0)])
+def test_fixed_chunks_overlap_and_cover(size, overlap):
+    chunks = chunk_fixed(TEXT, size, overlap)
     assert coverage(TEXT, chunks) == 1.0
-    if unit == "words":
-        assert all(len(c.text.split()) <= size for c in chunks)
-        assert chunks[1].text.split()[:overlap] == chunks[0].text.split()[size - overlap:]
+    assert all(len(c.text.split()) <= size for c in chunks)
+    assert chunks[1].text.split()[:overlap] == chunks[0].text.split()[size - overlap:]
 
 
 def test_chunk_errors_and_empty():

@@ -58,11 +58,8 @@ def padded_share(lengths, batches: list[list[int]]) -> float:
     """Share of the tokens in the batches' rectangles that are padding (0.0 for no batches), each batch
     padded to its own longest member."""
     lengths = np.asarray(lengths)
-    real = total = 0
-    for b in batches:
-        lb = lengths[b]
-        real += int(lb.sum())
-        total += int(lb.max()) * len(b)
+    real = sum(int(lengths[b].sum()) for b in batches)
+    total = sum(int(lengths[b].max()) * len(b) for b in batches)
     return 1.0 - real / total if total else 0.0
 
 
@@ -70,16 +67,11 @@ def padding_report(lengths, batch_size: int = 32, max_length: int = 256, seed: i
     """Padded shares ``pad_to_max``, ``dynamic``, ``grouped`` (lengths truncated at ``max_length``), their
     ``pad_tokens``, and ``grouped_cut_vs_pad_to_max``: what length grouping saves. Notebook 02, §4."""
     lengths = np.minimum(np.asarray(lengths), max_length)
-    rand = random_batches(len(lengths), batch_size, seed)
-    pad_to_max = 1.0 - lengths.sum() / (max_length * len(lengths)) if len(lengths) else 0.0
-    dynamic = padded_share(lengths, rand)
-    grouped = padded_share(lengths, length_grouped_batches(lengths, batch_size, seed))
-    pad_tokens = {name: share / (1 - share) * lengths.sum() if share < 1 else float("inf")
-                  for name, share in (("pad_to_max", pad_to_max), ("dynamic", dynamic), ("grouped", grouped))}
-    return {
-        "max_length": max_length, "batch_size": batch_size,
-        "pad_to_max": float(pad_to_max), "dynamic": float(dynamic), "grouped": float(grouped),
-        "pad_tokens": {k: float(v) for k, v in pad_tokens.items()},
-        "grouped_cut_vs_pad_to_max": float(1 - pad_tokens["grouped"] / pad_tokens["pad_to_max"])
-        if pad_tokens["pad_to_max"] else 0.0,
-    }
+    real = float(lengths.sum())
+    shares = {"pad_to_max": 1.0 - real / (max_length * len(lengths)) if len(lengths) else 0.0,
+              "dynamic": padded_share(lengths, random_batches(len(lengths), batch_size, seed)),
+              "grouped": padded_share(lengths, length_grouped_batches(lengths, batch_size, seed))}
+    pad_tokens = {name: share / (1 - share) * real if share < 1 else float("inf") for name, share in shares.items()}
+    cut = 1 - pad_tokens["grouped"] / pad_tokens["pad_to_max"] if pad_tokens["pad_to_max"] else 0.0
+    return {"max_length": max_length, "batch_size": batch_size, **shares, "pad_tokens": pad_tokens,
+            "grouped_cut_vs_pad_to_max": cut}

@@ -11,6 +11,7 @@ default uses 128 (``bench/near_dup_bench.py`` compares the two).
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import string
 import time
@@ -21,6 +22,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 _FOLD = bytes(32 if chr(c) in string.punctuation else c for c in range(256))  # ASCII punctuation -> space
+MAX_ALL_PAIRS = 64  # a bigger LSH bucket is linked to its first member, not pair by pair
 _MULT = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93], dtype=np.uint64)
 
 
@@ -43,11 +45,9 @@ def flat_shingles(texts: list[str], k: int = 3) -> tuple[np.ndarray, np.ndarray]
     lens = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
     codes, _ = pd.factorize(np.fromiter(itertools.chain.from_iterable(words), dtype=object, count=int(lens.sum())))
     ids = codes.astype(np.uint64) + np.uint64(1)
-    starts = np.zeros(len(lens), dtype=np.int64)
-    np.cumsum(lens[:-1], out=starts[1:])
+    starts = np.cumsum(lens) - lens                            # each text's first word
     counts = np.maximum(lens - k + 1, 1)                       # shingles per text
-    offsets = np.zeros(len(lens), dtype=np.int64)
-    np.cumsum(counts[:-1], out=offsets[1:])
+    offsets = np.cumsum(counts) - counts
     doc = np.repeat(np.arange(len(lens)), counts)
     pos = starts[doc] + (np.arange(len(doc)) - offsets[doc])  # first word of each shingle
     end = (starts + lens)[doc]
@@ -98,46 +98,26 @@ def jaccard(x: np.ndarray, y: np.ndarray) -> float:
     return inter / (len(x) + len(y) - inter)
 
 
-class _UnionFind:
-    def __init__(self, n: int):
-        self.parent = list(range(n))
-
-    def find(self, i: int) -> int:
-        while self.parent[i] != i:
-            self.parent[i] = self.parent[self.parent[i]]
-            i = self.parent[i]
-        return i
-
-    def union(self, i: int, j: int) -> None:
-        ri, rj = self.find(i), self.find(j)
-        if ri != rj:  # the smaller index becomes the root: the first occurrence is kept
-            self.parent[max(ri, rj)] = min(ri, rj)
-
-
 @dataclass
 class NearDupResult:
     """What :func:`find_near_duplicates` found, as indices into its ``texts``."""
 
     pairs: list[tuple[int, int, float]]      # (i, j, exact Jaccard), i < j, Jaccard >= threshold
-    clusters: list[list[int]]                # groups of >= 2 near-duplicates, sorted
-    keep: list[int]                          # first member of every cluster + all singletons
+    keep: list[int]                          # first member of every cluster of near-duplicates + all singletons
     dropped: list[int]
     candidates: int                          # LSH candidate pairs checked exactly
     params: dict = field(default_factory=dict)
     seconds: float = 0.0
 
 
-def _bucket_pairs(keys: np.ndarray, max_all_pairs: int) -> set[tuple[int, int]]:
+def _bucket_pairs(keys: np.ndarray) -> set[tuple[int, int]]:
+    """The pairs ``(i, j)``, ``i < j``, of texts that share a bucket ``key``."""
     order = np.argsort(keys, kind="stable")
-    sorted_keys = keys[order]
-    cuts = np.flatnonzero(np.diff(sorted_keys)) + 1
     pairs: set[tuple[int, int]] = set()
-    for group in np.split(order, cuts):
-        if len(group) < 2:
-            continue
+    for group in np.split(order, np.flatnonzero(np.diff(keys[order])) + 1):
         g = np.sort(group).tolist()
-        if len(g) <= max_all_pairs:
-            pairs.update((g[x], g[y]) for x in range(len(g)) for y in range(x + 1, len(g)))
+        if len(g) <= MAX_ALL_PAIRS:
+            pairs.update(itertools.combinations(g, 2))
         else:  # a huge bucket (e.g. a corpus of copies): link to its first member, not n^2 pairs
             pairs.update((g[0], other) for other in g[1:])
     return pairs
@@ -150,15 +130,14 @@ def find_near_duplicates(
     k: int = 3,
     seed: int = 1,
     progress: bool = True,
-    max_all_pairs: int = 64,
 ) -> NearDupResult:
     """A :class:`NearDupResult`: the pairs whose word-``k``-shingle Jaccard is >= ``threshold`` (exact),
     their clusters and the texts to keep; raises TypeError for a text not a str. Notebook 01, §4. An LSH
-    bucket of more than ``max_all_pairs`` texts is linked to its first member, not pair by pair."""
+    bucket of more than :data:`MAX_ALL_PAIRS` texts is linked to its first member, not pair by pair."""
     t0 = time.perf_counter()
     texts = list(texts)
     if not texts:
-        return NearDupResult([], [], [], [], 0, {"threshold": threshold}, 0.0)
+        return NearDupResult([], [], [], 0, {"threshold": threshold}, 0.0)
     bad = [i for i, t in enumerate(texts) if not isinstance(t, str)]
     if bad:
         raise TypeError(f"texts must be strings; item {bad[0]} is {type(texts[bad[0]]).__name__}")
@@ -172,30 +151,31 @@ def find_near_duplicates(
         for band in range(bands):
             block = sig[band * rows:(band + 1) * rows].astype(np.uint64)
             keys = (block * band_mult[:, None]).sum(axis=0, dtype=np.uint64)
-            candidates |= _bucket_pairs(keys, max_all_pairs)
+            candidates |= _bucket_pairs(keys)
     pairs = []
-    uf = _UnionFind(len(texts))
+    parent = list(range(len(texts)))  # union-find: the root of a cluster is its first text, the one kept
     ends = np.append(offsets[1:], len(flat))
-    sets: dict[int, np.ndarray] = {}  # unique shingles, only for texts that are candidates
 
+    @functools.cache  # unique shingles, only for texts that are candidates
     def shingle_set(i: int) -> np.ndarray:
-        if i not in sets:
-            sets[i] = np.unique(flat[offsets[i]:ends[i]])
-        return sets[i]
+        return np.unique(flat[offsets[i]:ends[i]])
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
 
     for i, j in sorted(candidates):
         s = jaccard(shingle_set(i), shingle_set(j))
         if s >= threshold:
             pairs.append((i, j, s))
-            uf.union(i, j)
-    groups: dict[int, list[int]] = {}
-    for i in range(len(texts)):
-        groups.setdefault(uf.find(i), []).append(i)
-    clusters = [g for g in groups.values() if len(g) > 1]
-    keep = sorted(g[0] for g in groups.values())
-    dropped = sorted(i for g in clusters for i in g[1:])
+            ri, rj = root(i), root(j)
+            parent[max(ri, rj)] = min(ri, rj)
+    keep = [i for i in range(len(texts)) if root(i) == i]
+    dropped = [i for i in range(len(texts)) if root(i) != i]
     params = {"threshold": threshold, "num_perm": bands * rows, "k": k, "bands": bands, "rows": rows}
-    return NearDupResult(pairs, clusters, keep, dropped, len(candidates), params, time.perf_counter() - t0)
+    return NearDupResult(pairs, keep, dropped, len(candidates), params, time.perf_counter() - t0)
 
 
 # --------------------------------------------------------------------------- planted pairs

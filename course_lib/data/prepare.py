@@ -8,6 +8,7 @@ a changed tokenizer or setting never reuses stale tokens.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import time
@@ -53,15 +54,10 @@ class TokenSplit:
         rows = [{"input_ids": self.tokens[s:e]} for s, e in zip(starts, ends)]
         return {**pad_batch(rows, pad_id, max_length=1), "label": self.labels[indices]}
 
-    def to_dict(self) -> dict:
-        return {"tokens": self.tokens, "offsets": self.offsets, "labels": self.labels, "ids": self.ids}
-
     @classmethod
     def from_lists(cls, ids_list: list[list[int]], labels: list[int], ids: list[int]) -> TokenSplit:
         """A :class:`TokenSplit` of per-sample token lists, their labels and their source ids."""
-        lengths = torch.tensor([len(x) for x in ids_list], dtype=torch.int64)
-        offsets = torch.zeros(len(ids_list) + 1, dtype=torch.int64)
-        torch.cumsum(lengths, 0, out=offsets[1:])
+        offsets = torch.tensor([0, *itertools.accumulate(map(len, ids_list))], dtype=torch.int64)
         flat = torch.tensor([t for seq in ids_list for t in seq], dtype=torch.int32)
         return cls(flat, offsets, torch.tensor(labels, dtype=torch.int64), torch.tensor(ids, dtype=torch.int64))
 
@@ -81,7 +77,7 @@ class PreparedData:
         elastic group on a cold cache) each rename a whole file, and the last one stays."""
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        torch.save({"train": self.train.to_dict(), "test": self.test.to_dict(), "info": json.dumps(self.info)}, tmp)
+        torch.save({"train": vars(self.train), "test": vars(self.test), "info": json.dumps(self.info)}, tmp)
         os.replace(tmp, path)
         self.path = path
         return path
@@ -93,25 +89,18 @@ class PreparedData:
         return cls(TokenSplit(**blob["train"]), TokenSplit(**blob["test"]), json.loads(blob["info"]), Path(path))
 
 
-def _tokenizer_digest(tok) -> str:
-    return hashlib.sha256(tok.backend_tokenizer.to_str().encode()).hexdigest()[:16]
-
-
 def prepare_imdb(
     source: str = "offline",
     path: str | None = None,
     limit: int | None = None,
     tokenizer: str = "wordpiece",
     max_length: int = 512,
-    test_fraction: float = 0.2,
     seed: int = 0,
-    near_dup_threshold: float | None = 0.8,
     cache_dir: str | Path | None = None,
     progress: bool = True,
 ) -> PreparedData:
-    """:class:`PreparedData`: IMDB loaded, cleaned, deduplicated (exact; then, unless ``near_dup_threshold``
-    is None, near-duplicates in train and test reviews near a train one), split, tokenized, cached.
-    Notebook 02, §5."""
+    """:class:`PreparedData`: IMDB loaded, cleaned, deduplicated (exact; then near-duplicates, Jaccard >= 0.8,
+    in train and test reviews near a train one), split (20% held out), tokenized, cached. Notebook 02, §5."""
     # imported here, not at the top: training ranks only read the cache file (PreparedData.load),
     # and a cache hit needs neither transformers nor datasets (seconds of imports before each launch)
     from course_lib.data.tokenization import tokenizer_fingerprint
@@ -121,10 +110,9 @@ def prepare_imdb(
         from course_lib.data.tokenization import load_tokenizer
 
         tok = load_tokenizer(tokenizer)
-        fingerprint = _tokenizer_digest(tok)
+        fingerprint = hashlib.sha256(tok.backend_tokenizer.to_str().encode()).hexdigest()[:16]
     settings = {"v": CACHE_VERSION, "source": source, "path": str(path) if path else None, "limit": limit,
-                "tokenizer": tokenizer, "tokenizer_sha": fingerprint, "max_length": max_length,
-                "test_fraction": test_fraction, "seed": seed, "near_dup_threshold": near_dup_threshold}
+                "tokenizer": tokenizer, "tokenizer_sha": fingerprint, "max_length": max_length, "seed": seed}
     if path and Path(path).exists():
         settings["path_mtime"] = Path(path).stat().st_mtime
     key = hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:20]
@@ -138,42 +126,36 @@ def prepare_imdb(
             cache_file.unlink(missing_ok=True)
 
     from course_lib.data.near_dup import find_near_duplicates
-    from course_lib.data.sources import clean_text, load_imdb
+    from course_lib.data.sources import clean_text, load_imdb, select_rows
     from course_lib.data.tokenization import encode_texts, length_stats, load_tokenizer
 
     tok = tok or load_tokenizer(tokenizer)
     t0 = time.perf_counter()
-    dsd = load_imdb(source=source, path=path, test_fraction=test_fraction, seed=seed, limit=limit)
-    train_text = [clean_text(t) for t in dsd["train"]["text"]]
-    test_text = [clean_text(t) for t in dsd["test"]["text"]]
-    train_labels, test_labels = list(dsd["train"]["label"]), list(dsd["test"]["label"])
-    train_ids, test_ids = list(dsd["train"]["id"]), list(dsd["test"]["id"])
+    dsd = load_imdb(source=source, path=path, seed=seed, limit=limit)
+    train, test = dsd["train"].to_dict(), dsd["test"].to_dict()  # text, label, id
+    train["text"], test["text"] = [clean_text(t) for t in train["text"]], [clean_text(t) for t in test["text"]]
     info: dict[str, Any] = {"provenance": dsd.provenance, "settings": settings}
 
-    if near_dup_threshold is not None:
-        nd = find_near_duplicates(train_text + test_text, threshold=near_dup_threshold, progress=progress)
-        n_train = len(train_text)
-        drop_train = {i for i in nd.dropped if i < n_train}
-        # a test review near-identical to any train review is a leak: drop it from test
-        leaked = {j - n_train for i, j, _ in nd.pairs if i < n_train <= j}
-        keep_tr = [i for i in range(n_train) if i not in drop_train]
-        keep_te = [i for i in range(len(test_text)) if i not in leaked]
-        info["near_dup"] = {**nd.params, "pairs": len(nd.pairs), "train_dropped": len(drop_train),
-                            "test_leaks_dropped": len(leaked), "seconds": round(nd.seconds, 2)}
-        train_text, train_labels, train_ids = ([x[i] for i in keep_tr] for x in (train_text, train_labels, train_ids))
-        test_text, test_labels, test_ids = ([x[i] for i in keep_te] for x in (test_text, test_labels, test_ids))
+    nd = find_near_duplicates(train["text"] + test["text"], progress=progress)
+    n_train = len(train["text"])
+    drop_train = {i for i in nd.dropped if i < n_train}
+    # a test review near-identical to any train review is a leak: drop it from test
+    leaked = {j - n_train for i, j, _ in nd.pairs if i < n_train <= j}
+    info["near_dup"] = {**nd.params, "pairs": len(nd.pairs), "train_dropped": len(drop_train),
+                        "test_leaks_dropped": len(leaked), "seconds": round(nd.seconds, 2)}
+    train = select_rows(train, [i for i in range(n_train) if i not in drop_train])
+    test = select_rows(test, [i for i in range(len(test["text"])) if i not in leaked])
 
-    enc_train = encode_texts(tok, train_text, max_length)["input_ids"]
-    enc_test = encode_texts(tok, test_text, max_length)["input_ids"]
-    full_lengths = [len(x) for x in encode_texts(tok, train_text[:2000])["input_ids"]]
+    full_lengths = [len(x) for x in encode_texts(tok, train["text"][:2000])["input_ids"]]
     info.update({
-        "train": len(enc_train), "test": len(enc_test),
+        "train": len(train["text"]), "test": len(test["text"]),
         "tokenizer": {"name": tokenizer, "vocab_size": len(tok), "pad_id": tok.pad_token_id,
                       "max_length": max_length, "untruncated_lengths_sample": length_stats(full_lengths)},
         "seconds": round(time.perf_counter() - t0, 2), "cache": "miss",
     })
-    data = PreparedData(TokenSplit.from_lists(enc_train, train_labels, train_ids),
-                        TokenSplit.from_lists(enc_test, test_labels, test_ids), info)
+    train_split, test_split = (TokenSplit.from_lists(encode_texts(tok, part["text"], max_length)["input_ids"],
+                                                     part["label"], part["id"]) for part in (train, test))
+    data = PreparedData(train_split, test_split, info)
     data.save(cache_file)
     return data
 

