@@ -45,6 +45,26 @@ def test_a_nodes_worker_is_found_through_proc():
         agent.wait()
 
 
+def test_an_events_first_step_is_its_own_groups_even_when_two_events_come_close(tmp_path):
+    """A node lost, then one gained before the survivor's group of 1 took a step: the gain's first
+    step is the group of 2's, not the survivor's (what seconds_to_first_step and the timeline read),
+    and the drill waits for it before its next event."""
+    from course_lib.beyond.elastic.drill import _trains_again, first_step_after, seconds_to_first_step
+
+    attempts = [{"started": 100.0, "world_size": 2}, {"started": 110.9, "world_size": 1},
+                {"started": 111.0, "world_size": 2}]
+    (tmp_path / "attempts.jsonl").write_text("".join(json.dumps(a) + "\n" for a in attempts))
+    (tmp_path / "metrics").mkdir()
+    rows = [{"step": 10, "attempt": 1, "time": 105.0}, {"step": 11, "attempt": 2, "time": 112.0},
+            {"step": 12, "attempt": 3, "time": 114.0}]
+    (tmp_path / "metrics" / "rank0.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    lost, gained = {"time": 110.0, "world": 1}, {"time": 110.8, "world": 2}
+    assert first_step_after(tmp_path, gained["time"]) == (112.0, 11)  # any group: the survivor's
+    assert first_step_after(tmp_path, gained["time"], world=2) == (114.0, 12)
+    assert seconds_to_first_step(tmp_path, lost["time"], 1) == 2.0
+    assert _trains_again(tmp_path, gained) and not _trains_again(tmp_path, {"time": 113.0, "world": 1})
+
+
 def drill_cfg(run_dir, **kw):
     # 300 steps of ~25 ms: room for a node to die, the group to re-form, and a node to start (~5 s) and join.
     # Heartbeats of 0.5 s: a member silent for 2.5 s (not 1 s) is dead, since under `pytest -n 2` another

@@ -279,7 +279,7 @@ def elastic_timeline(run_dir: str | Path, lang: str | None = None) -> pd.DataFra
                         for g in gens if (g.get("state") or {}).get("bytes")]
         restarted = [a["started"] for a in attempts if t0 <= a["started"] < t1 and not a.get("generation")]
         moments += [(min(restarted), "a restarted worker reached its process group", {})] if restarted else []
-        first = first_step_after(run_dir, t0)
+        first = first_step_after(run_dir, t0, ep.get("world"))
         if first is not None:  # the state the re-formed group starts from: its checkpoint too
             if first[1] - 1 in saves:
                 moments.append((saves[first[1] - 1], "checkpoint of step {step} committed", {"step": first[1] - 1}))

@@ -85,7 +85,7 @@ def fill_ledger_gap(run_dir: str | Path, source: int, target: int, up_to: int) -
 def next_attempt(run_dir: Path, rank: int, **about) -> int:
     """This start's attempt number (1 = the first), from ``DIR/attempts.jsonl``; a collective (a barrier)
     that every rank calls as it starts, after rank 0 appended the start's row (when its launcher began,
-    for the restart cost, and ``about``: e.g. an elastic group's generation, an attempt of its own)."""
+    for the restart cost, its world size, and ``about``: e.g. an elastic group's generation)."""
     import torch.distributed as dist
 
     path = run_dir / "attempts.jsonl"
@@ -93,7 +93,7 @@ def next_attempt(run_dir: Path, rank: int, **about) -> int:
         run_dir.mkdir(parents=True, exist_ok=True)
         launched = os.environ.get(LAUNCHED_ENV)  # set by launch(); absent under torchrun
         with open(path, "a") as f:
-            f.write(json.dumps({"started": time.time(), "pid": os.getpid(),
+            f.write(json.dumps({"started": time.time(), "pid": os.getpid(), "world_size": dist.get_world_size(),
                                 "launched": float(launched) if launched else None, **about}) + "\n")
     dist.barrier()
     return len(read_attempts(run_dir))

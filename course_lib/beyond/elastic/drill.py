@@ -6,7 +6,8 @@ carries out a plan: ``("lose", 15)`` kills the last node whole (its agent and it
 SIGKILL) once the run has passed step 15; ``("gain", 30)`` starts a node (a new one, with its
 own torchrun agent: a replacement machine) once the run has passed step 30; ``("crash", 10)``
 kills node 0's worker alone (SIGKILL), and its agent starts it again: it joins as a newcomer, so
-another node's worker then holds rank 0 (a ``"lose"`` after it loses the rank-0 member). The run ends
+another node's worker then holds rank 0 (a ``"lose"`` after it loses the rank-0 member). Each event
+waits for the group re-formed after the one before it to train a step. The run ends
 bit-identical to the run never disturbed: the invariant reduction gives every world size the
 same bits, and no step is lost (the survivors hold the last finished one). Each event lands in
 ``DIR/nodes.jsonl``; with the ranks' own records (``attempts.jsonl``, ``elastic.jsonl``, the
@@ -32,7 +33,7 @@ from course_lib._runtime.portability import free_port
 from course_lib.beyond.elastic.commands import ElasticSettings, elastic_parts
 from course_lib.beyond.random_failures import proc_stats
 from course_lib.config import TrainConfig
-from course_lib.watch.monitor import ledger_ranks, read_attempts, read_jsonl, read_ledger
+from course_lib.watch.monitor import ledger_ranks, read_attempts, read_ledger
 
 EVENTS = ("lose", "gain", "crash")
 
@@ -83,16 +84,6 @@ def _wait_until(ready: Callable[[], bool], agent: subprocess.Popen, deadline: fl
         time.sleep(pause)
 
 
-def _wait_for_world(run_dir: str, since: float, world: int, agent: subprocess.Popen, deadline: float) -> None:
-    """Until a group of ``world`` members formed after ``since`` has every member ready to train
-    (the hand-over done): a crashed worker is back in."""
-    def ready() -> bool:
-        formed = [a["generation"] for a in read_attempts(run_dir) if a["started"] > since and a.get("world_size") == world]
-        rows = read_jsonl(Path(run_dir) / "elastic.jsonl")
-        return any(sum(r["generation"] == g and "ready" in r for r in rows) == world for g in formed)
-    _wait_until(ready, agent, deadline, "the restarted worker never joined again", run_dir)
-
-
 def node_drill(cfg: TrainConfig, plan: list[tuple[str, int]], nodes: int = 2, reform: str = "in-process",
                timeout: float = 300, settings: ElasticSettings = ElasticSettings()) -> dict:
     """Start ``nodes`` nodes on ``cfg`` (their members with ``settings``) and carry out ``plan``
@@ -117,13 +108,18 @@ def node_drill(cfg: TrainConfig, plan: list[tuple[str, int]], nodes: int = 2, re
             _wait_until(lambda: _newest_step(cfg.run_dir) >= step, agents[0], deadline,  # noqa: B023 - called at once
                         f"the run never reached step {step}", run_dir, pause=0.02)
             if what == "lose":
-                events.append(_lose_node(agents, run_dir, step))
+                event = _lose_node(agents, run_dir, step)
             elif what == "crash":
-                events.append(_crash_node_0(agents, run_dir, step, deadline))
+                event = _crash_node_0(agents, run_dir, step)
             else:
                 started += 1  # a node of its own: a replacement machine, or the same one back
                 agents[started] = _start_node(cfg, started, port, reform, settings)
-                events.append({**_record(run_dir, event="start", node=started, after_step=step), "event": "gain"})
+                event = {**_record(run_dir, event="start", node=started, after_step=step, world=len(agents)),
+                         "event": "gain"}
+            _wait_until(lambda: _trains_again(run_dir, event), agents[0], deadline,  # noqa: B023 - called at once
+                        f"the group never trained on {event['world']} node(s) after the {what} at step {step}", run_dir,
+                        pause=0.2)  # it reads whole ledgers: not 20 times a second
+            events.append(event)
         try:
             code = agents[0].wait(max(1.0, deadline - time.time()))
         except subprocess.TimeoutExpired:
@@ -135,7 +131,7 @@ def node_drill(cfg: TrainConfig, plan: list[tuple[str, int]], nodes: int = 2, re
     summary_path = run_dir / "final" / "summary.json"
     summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}
     for e in events:
-        e["seconds_to_first_step"] = seconds_to_first_step(run_dir, e["time"])
+        e["seconds_to_first_step"] = seconds_to_first_step(run_dir, e["time"], e["world"])
     return {"exit_code": code, "world_size_at_end": summary.get("world_size"), "summary": summary, "events": events,
             "log": "\n".join(p.read_text() for p in sorted(run_dir.glob("elastic-node*.log")))}
 
@@ -150,6 +146,14 @@ def _check_plan(plan: list[tuple[str, int]], nodes: int) -> None:
         raise ValueError("the plan loses node 0, which hosts the store the group agrees through")
 
 
+def _trains_again(run_dir: Path, event: dict) -> bool:
+    """Whether a group of the event's world size took a step after it (or the run finished): the
+    next event waits for it, so that however late the drill sees a step, two events never merge
+    into one re-forming, and each one's timing is its own."""
+    return first_step_after(run_dir, event["time"], event["world"]) is not None or \
+        (run_dir / "final" / "summary.json").exists()
+
+
 def _lose_node(agents: dict, run_dir: Path, step: int) -> dict:
     """The plan's ``lose``: the newest live node is gone, its worker and its agent (SIGKILL); its event."""
     node = max(n for n, a in agents.items() if a.poll() is None)
@@ -157,30 +161,31 @@ def _lose_node(agents: dict, run_dir: Path, step: int) -> dict:
     for pid in (*_children(victim.pid), victim.pid):  # the machine is gone: its worker and its agent
         os.kill(pid, signal.SIGKILL)
     victim.wait()
-    return _record(run_dir, event="lose", node=node, after_step=step)
+    return _record(run_dir, event="lose", node=node, after_step=step, world=len(agents))
 
 
-def _crash_node_0(agents: dict, run_dir: Path, step: int, deadline: float) -> dict:
+def _crash_node_0(agents: dict, run_dir: Path, step: int) -> dict:
     """The plan's ``crash``: node 0's worker alone (SIGKILL); its agent, which hosts the store, starts
-    it again. Returns the event once the whole group trains again."""
+    it again, and it joins the group again (the world size after it is the same)."""
     for pid in _children(agents[0].pid):
         os.kill(pid, signal.SIGKILL)
-    event = _record(run_dir, event="crash", node=0, after_step=step)
-    _wait_for_world(str(run_dir), event["time"], len(agents), agents[0], deadline)
-    return event
+    return _record(run_dir, event="crash", node=0, after_step=step, world=len(agents))
 
 
-def first_step_after(run_dir: str | Path, since: float) -> tuple[float, int] | None:
+def first_step_after(run_dir: str | Path, since: float, world: int | None = None) -> tuple[float, int] | None:
     """Time and number of the first step of the first attempt (a restart, or a generation of an
-    elastic group) that began after ``since``."""
-    attempt = next((i for i, a in enumerate(read_attempts(run_dir), start=1) if a["started"] > since), None)
+    elastic group) that began after ``since``, on ``world`` ranks when given (a crashed worker's
+    group may re-form without it first, then with it)."""
+    attempt = next((i for i, a in enumerate(read_attempts(run_dir), start=1)
+                    if a["started"] > since and world in (None, a.get("world_size"))), None)
     rows = [r for rank in ledger_ranks(run_dir) for r in read_ledger(run_dir, rank, last_attempt=False)
             if r["attempt"] == attempt]
     first = min(rows, key=lambda r: r["time"], default=None)
     return (first["time"], first["step"]) if first else None
 
 
-def seconds_to_first_step(run_dir: str | Path, since: float) -> float | None:
-    """From ``since`` (a node's death or start) to the first step of the group re-formed after it."""
-    first = first_step_after(run_dir, since)
+def seconds_to_first_step(run_dir: str | Path, since: float, world: int | None = None) -> float | None:
+    """From ``since`` (a node's death or start) to the first step of the group (of ``world`` ranks)
+    re-formed after it."""
+    first = first_step_after(run_dir, since, world)
     return first[0] - since if first else None
