@@ -1,5 +1,7 @@
 """The same entry point under torchrun (one node, two loopback nodes, automatic restarts) and
 the command-line contract (exit codes of train / compare / verify)."""
+import os
+import signal
 import subprocess
 import sys
 
@@ -7,6 +9,7 @@ import pytest
 from helpers import assert_run_directory, cfg_args, cli, small_cfg
 
 from course_lib._runtime.portability import free_port
+from course_lib.beyond.elastic.drill import _children
 from course_lib.watch.compare import compare_runs
 
 
@@ -30,7 +33,9 @@ def reference(reference_run):
 def finish(proc, timeout=180):
     try:
         out, _ = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
+    except subprocess.TimeoutExpired:  # torchrun's workers run in sessions of their own: killed one by one
+        for pid in _children(proc.pid):
+            os.kill(pid, signal.SIGKILL)
         proc.kill()
         out, _ = proc.communicate()
         pytest.fail(f"torchrun did not finish in {timeout} s:\n{out[-3000:]}")
