@@ -52,17 +52,20 @@ def test_an_events_first_step_is_its_own_groups_even_when_two_events_come_close(
     from course_lib.beyond.elastic.drill import _trains_again, first_step_after, seconds_to_first_step
 
     attempts = [{"started": 100.0, "world_size": 2}, {"started": 110.9, "world_size": 1},
-                {"started": 111.0, "world_size": 2}]
+                {"started": 110.95, "world_size": 2}, {"started": 111.0, "world_size": 2}]  # the 3rd never stepped
     (tmp_path / "attempts.jsonl").write_text("".join(json.dumps(a) + "\n" for a in attempts))
     (tmp_path / "metrics").mkdir()
     rows = [{"step": 10, "attempt": 1, "time": 105.0}, {"step": 11, "attempt": 2, "time": 112.0},
-            {"step": 12, "attempt": 3, "time": 114.0}]
+            {"step": 12, "attempt": 4, "time": 114.0}]
     (tmp_path / "metrics" / "rank0.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     lost, gained = {"time": 110.0, "world": 1}, {"time": 110.8, "world": 2}
     assert first_step_after(tmp_path, gained["time"]) == (112.0, 11)  # any group: the survivor's
     assert first_step_after(tmp_path, gained["time"], world=2) == (114.0, 12)
     assert seconds_to_first_step(tmp_path, lost["time"], 1) == 2.0
     assert _trains_again(tmp_path, gained) and not _trains_again(tmp_path, {"time": 113.0, "world": 1})
+    for plan, why in (([("lose", 5), ("lose", 9)], "loses node 0"), ([("gain", 5)], "1 or 2")):
+        with pytest.raises(ValueError, match=why):  # refused before any process starts
+            node_drill(drill_cfg(tmp_path / "refused"), plan)
 
 
 def drill_cfg(run_dir, **kw):

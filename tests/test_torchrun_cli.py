@@ -1,5 +1,6 @@
 """The same entry point under torchrun (one node, two loopback nodes, automatic restarts) and
 the command-line contract (exit codes of train / compare / verify)."""
+import contextlib
 import os
 import signal
 import subprocess
@@ -35,7 +36,8 @@ def finish(proc, timeout=180):
         out, _ = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:  # torchrun's workers run in sessions of their own: killed one by one
         for pid in _children(proc.pid):
-            os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
         proc.kill()
         out, _ = proc.communicate()
         pytest.fail(f"torchrun did not finish in {timeout} s:\n{out[-3000:]}")

@@ -132,8 +132,9 @@ def find_near_duplicates(
     progress: bool = True,
 ) -> NearDupResult:
     """A :class:`NearDupResult`: the pairs whose word-``k``-shingle Jaccard is >= ``threshold`` (exact),
-    their clusters and the texts to keep; raises TypeError for a text not a str. Notebook 01, §4. An LSH
-    bucket of more than :data:`MAX_ALL_PAIRS` texts is linked to its first member, not pair by pair."""
+    and the texts to keep (the first of each cluster); raises TypeError for a text not a str.
+    Notebook 01, §4. An LSH bucket of more than :data:`MAX_ALL_PAIRS` texts is linked to its first
+    member, not pair by pair."""
     t0 = time.perf_counter()
     texts = list(texts)
     if not texts:

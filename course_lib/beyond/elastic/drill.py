@@ -19,6 +19,7 @@ torchrun agents ... on one host").
 """
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shutil
@@ -79,7 +80,7 @@ def _wait_until(ready: Callable[[], bool], agent: subprocess.Popen, deadline: fl
                 pause: float = 0.05) -> None:
     """Poll ``ready`` until it holds; ``RuntimeError(failed)`` once node 0's ``agent`` ends or the deadline passes."""
     while not ready():
-        if agent.poll() is not None or time.time() > deadline:
+        if (agent.poll() is not None or time.time() > deadline) and not ready():  # again: it may hold as the agent ends
             raise RuntimeError(f"{failed} (see {run_dir}/elastic-node*.log)")
         time.sleep(pause)
 
@@ -137,13 +138,18 @@ def node_drill(cfg: TrainConfig, plan: list[tuple[str, int]], nodes: int = 2, re
 
 
 def _check_plan(plan: list[tuple[str, int]], nodes: int) -> None:
-    """Raises ValueError for an unknown event, or for a plan that would lose node 0."""
+    """Raises ValueError for an unknown event, or for a plan that would lose node 0 or have more than
+    2 nodes (:func:`~course_lib.beyond.elastic.commands.elastic_parts`' groups have 1 or 2: a third
+    would never join, and each event waits for the group it leads to)."""
     bad = [e for e, _ in plan if e not in EVENTS]
     if bad:
         raise ValueError(f"plan events must be one of {EVENTS}, got {bad}")
     change = {"gain": 1, "lose": -1, "crash": 0}
-    if any(nodes + sum(change[e] for e, _ in plan[:i + 1]) < 1 for i in range(len(plan))):
+    live = list(itertools.accumulate((change[e] for e, _ in plan), initial=nodes))
+    if min(live) < 1:
         raise ValueError("the plan loses node 0, which hosts the store the group agrees through")
+    if max(live) > 2:
+        raise ValueError(f"the plan has {max(live)} nodes at once; an elastic group here has 1 or 2")
 
 
 def _trains_again(run_dir: Path, event: dict) -> bool:
@@ -176,11 +182,11 @@ def first_step_after(run_dir: str | Path, since: float, world: int | None = None
     """Time and number of the first step of the first attempt (a restart, or a generation of an
     elastic group) that began after ``since``, on ``world`` ranks when given (a crashed worker's
     group may re-form without it first, then with it)."""
-    attempt = next((i for i, a in enumerate(read_attempts(run_dir), start=1)
-                    if a["started"] > since and world in (None, a.get("world_size"))), None)
+    wanted = {i for i, a in enumerate(read_attempts(run_dir), start=1)
+              if a["started"] > since and world in (None, a.get("world_size"))}
     rows = [r for rank in ledger_ranks(run_dir) for r in read_ledger(run_dir, rank, last_attempt=False)
-            if r["attempt"] == attempt]
-    first = min(rows, key=lambda r: r["time"], default=None)
+            if r["attempt"] in wanted]  # the first attempt that stepped: one that failed before its first step has none
+    first = min(rows, key=lambda r: (r["attempt"], r["time"]), default=None)
     return (first["time"], first["step"]) if first else None
 
 
