@@ -122,3 +122,51 @@ def test_survivors_save_the_last_finished_step_so_a_sigkill_costs_no_step(one_ra
     assert report["steps_redone"] == 0 and report["resumed_from"] == 7
     result = compare_runs(one_rank, tmp_path / "run")
     assert result["identical"], result
+
+
+PEER_WHO_NEVER_ANSWERS = """
+import datetime, os, sys, time
+import torch, torch.distributed as dist
+from course_lib.beyond.invariant import InvariantStep
+from course_lib.beyond.invariant_trainer import peer_lost
+from course_lib.ddp.models import build_model
+
+rank, port = int(sys.argv[1]), sys.argv[2]
+timeout = datetime.timedelta(seconds=2)
+dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=2, timeout=timeout)
+torch.manual_seed(0)
+step = InvariantStep(build_model("bag", 50, dim=4), 4, 2, 2, rank, seed=0, timeout=timeout)  # its pair groups: a collective
+if rank == 1:  # alive, but it never joins the exchange: a peer gloo did not see die
+    time.sleep(60)
+    os._exit(0)
+batch = {"input_ids": torch.randint(1, 50, (2, 6)), "attention_mask": torch.ones(2, 6, dtype=torch.long),
+         "label": torch.tensor([0, 1])}
+t0 = time.monotonic()
+try:
+    step.compute(1, [batch])
+except RuntimeError as err:
+    print("lost" if peer_lost(err) else f"not lost: {err}", round(time.monotonic() - t0, 1))
+os._exit(0)
+"""
+
+
+@pytest.mark.slow
+def test_an_exchange_whose_peer_never_answers_fails_within_the_runs_timeout_as_a_lost_peer(tmp_path):
+    """The pair groups take the run's timeout (gloo's default is 30 minutes): a survivor whose peer
+    died unseen by gloo gives up after the timeout and re-forms, instead of hanging (seen in the drill)."""
+    import subprocess
+    import sys
+
+    from course_lib._runtime.portability import free_port
+
+    script = tmp_path / "pair.py"
+    script.write_text(PEER_WHO_NEVER_ANSWERS)
+    port = str(free_port())
+    silent = subprocess.Popen([sys.executable, str(script), "1", port])
+    try:
+        out = subprocess.run([sys.executable, str(script), "0", port], capture_output=True, text=True, timeout=45)
+    finally:
+        silent.kill()
+        silent.wait()
+    word, seconds = out.stdout.split()
+    assert word == "lost" and float(seconds) < 10, out.stdout + out.stderr

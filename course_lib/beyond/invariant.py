@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import weakref
+from datetime import timedelta
 
 import torch
 import torch.distributed as dist
@@ -103,7 +104,7 @@ class InvariantStep:
     traits = INVARIANT_TRAITS
 
     def __init__(self, model: torch.nn.Module, global_batch_size: int, micro_batch: int, world_size: int, rank: int,
-                 seed: int, precision: str = "fp32", bucket_mb: float = BUCKET_MB):
+                 seed: int, precision: str = "fp32", bucket_mb: float = BUCKET_MB, timeout: timedelta | None = None):
         self.model, self.world_size, self.rank, self.seed = model, world_size, rank, seed
         self.bf16 = precision == "bf16"
         self.count = micro_batch_count(global_batch_size, micro_batch)
@@ -118,8 +119,8 @@ class InvariantStep:
         self.views = [[buf[a:b].view_as(p) for p, (a, b) in zip(self.params, self.slices)] for buf in self.buffers]
         self.pair_groups = []  # level k: {r, r XOR 2^k}; every rank creates every group, in one order
         level = 1
-        while level < world_size:
-            groups = {pair: dist.new_group(list(pair))
+        while level < world_size:  # with the run's timeout: new_group's own is gloo's default, 30 minutes
+            groups = {pair: dist.new_group(list(pair), timeout=timeout)
                       for pair in sorted({tuple(sorted((r, r ^ level))) for r in range(world_size)})}
             self.pair_groups.append(groups[tuple(sorted((rank, rank ^ level)))])
             level *= 2
@@ -256,7 +257,9 @@ class InvariantStep:
         ``r XOR 2^level`` all-reduce their partial sums in a group of two. A sum of two numbers
         is the same whichever comes first, so both get the bits of the tree's next node.
         (Point-to-point swaps were 30% faster, but a gloo receive waits out the whole timeout
-        when its peer dies; a collective fails at once, which is what lets the survivors save.)
+        when its peer dies; a collective fails at once, which is what lets the survivors save.
+        Nearly always: once in ~30 drills a send to a SIGKILLed peer waited, hence the pair
+        groups' timeout, the run's.)
 
         Yields each collective it starts. Sparse when it pays: an embedding's gradient is zero
         outside the rows of the batch's tokens (``bag``: most of its 20 MB), and ``+0 + +0`` is

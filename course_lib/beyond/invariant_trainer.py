@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import os
 import shutil
+from datetime import timedelta
 from pathlib import Path
 
 import torch.distributed as dist
@@ -36,18 +37,21 @@ from course_lib.ddp.seams import Seams
 from course_lib.ddp.train import Trainer
 
 PEER_LOST = Outcome("peer-lost", 75)  # EX_TEMPFAIL: a peer died; this rank saved the last finished step
-PEER_LOST_WORDS = ("Connection closed by peer", "Connection reset by peer")  # gloo's (a plain RuntimeError)
+# gloo's (a plain RuntimeError). A collective that waited out the run's timeout counts too: gloo can
+# miss a peer's death (a survivor's send to a SIGKILLed peer waited out the timeout, once in ~30 drills)
+PEER_LOST_WORDS = ("Connection closed by peer", "Connection reset by peer", "Timed out waiting")
 
 
 def peer_lost(err: BaseException) -> bool:
-    """Did this collective fail because a peer is gone?"""
+    """Did this collective fail because a peer is gone (or never answered within the timeout)?"""
     return isinstance(err, dist.DistError) or any(m in str(err) for m in PEER_LOST_WORDS)
 
 
 def invariant_gradients(cfg: TrainConfig, rank: int, world_size: int):
     """The trainer's ``gradients``: a factory of this rank's :class:`InvariantStep`."""
     return functools.partial(InvariantStep, global_batch_size=cfg.global_batch_size, micro_batch=cfg.micro_batch,
-                             world_size=world_size, rank=rank, seed=cfg.seed, precision=cfg.precision)
+                             world_size=world_size, rank=rank, seed=cfg.seed, precision=cfg.precision,
+                             timeout=timedelta(seconds=cfg.timeout_s))  # the world group's (launch.rank_setup)
 
 
 def train_invariant(cfg: TrainConfig, rank: int, world_size: int, device, report, data_file: str | None = None) -> Outcome:

@@ -19,6 +19,7 @@ torchrun agents ... on one host").
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -125,10 +126,10 @@ def node_drill(cfg: TrainConfig, plan: list[tuple[str, int]], nodes: int = 2, re
             code = agents[0].wait(max(1.0, deadline - time.time()))
         except subprocess.TimeoutExpired:
             raise RuntimeError(f"the elastic run did not finish in {timeout} s (see {run_dir}/elastic-node*.log)") from None
-    finally:
+    finally:  # a node's worker runs in a session of its own: killed with its agent, or it outlives the drill
         for agent in agents.values():
             if agent.poll() is None:
-                agent.kill()
+                _kill_node(agent)
     summary_path = run_dir / "final" / "summary.json"
     summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}
     for e in events:
@@ -163,11 +164,16 @@ def _trains_again(run_dir: Path, event: dict) -> bool:
 def _lose_node(agents: dict, run_dir: Path, step: int) -> dict:
     """The plan's ``lose``: the newest live node is gone, its worker and its agent (SIGKILL); its event."""
     node = max(n for n, a in agents.items() if a.poll() is None)
-    victim = agents.pop(node)
-    for pid in (*_children(victim.pid), victim.pid):  # the machine is gone: its worker and its agent
-        os.kill(pid, signal.SIGKILL)
-    victim.wait()
+    _kill_node(agents.pop(node))
     return _record(run_dir, event="lose", node=node, after_step=step, world=len(agents))
+
+
+def _kill_node(agent: subprocess.Popen) -> None:
+    """A node gone whole: its worker and its agent (SIGKILL)."""
+    for pid in (*_children(agent.pid), agent.pid):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    agent.wait()
 
 
 def _crash_node_0(agents: dict, run_dir: Path, step: int) -> dict:
