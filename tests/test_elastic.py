@@ -128,9 +128,11 @@ def test_a_crash_the_loss_of_rank_0s_node_and_a_node_gained_back_cost_no_bit(ref
     before, alone, after = (set(a["members"]) for a in attempts[-3:])
     assert alone == {survivor} and alone < before and alone < after and len(after - before) == 1
     _crash, lost, gained = result["events"]
-    # seconds; the run's timeout (30 s) more where gloo misses the peer's death and the survivor's exchange
-    # waits it out (once in ~30 drills; test_invariant.py: an exchange whose peer never answers)
-    assert 0 < lost["seconds_to_first_step"] < 10 + 30 and 0 < gained["seconds_to_first_step"] < 30
+    # seconds, unless gloo missed the peer's death and the survivor's exchange waited out the run's timeout
+    # (once in ~30 drills; its re-forming says why; test_invariant.py: an exchange whose peer never answers)
+    waited_out = "Timed out waiting" in result["log"]
+    assert 0 < lost["seconds_to_first_step"] < (10 + 30 if waited_out else 10)
+    assert 0 < gained["seconds_to_first_step"] < 30
     # every member that joined a running group took the state from a live peer's memory, bit-equal
     # to the checkpoint of that step (whichever member saved it: peer_state.training_state_digest)
     joined = [r for r in rows if r.get("state")]

@@ -168,30 +168,35 @@ def _lose_node(agents: dict, run_dir: Path, step: int) -> dict:
     return _record(run_dir, event="lose", node=node, after_step=step, world=len(agents))
 
 
-def _kill_node(agent: subprocess.Popen) -> None:
-    """A node gone whole: its worker and its agent (SIGKILL)."""
-    for pid in (*_children(agent.pid), agent.pid):
-        with contextlib.suppress(ProcessLookupError):
+def _kill_workers(agent: subprocess.Popen) -> None:
+    """SIGKILL to the workers of a node's ``agent`` (its children, read from ``/proc``)."""
+    for pid in _children(agent.pid):
+        with contextlib.suppress(ProcessLookupError):  # it ended on its own meanwhile
             os.kill(pid, signal.SIGKILL)
+
+
+def _kill_node(agent: subprocess.Popen) -> None:
+    """A node gone whole: its workers and its agent (SIGKILL)."""
+    _kill_workers(agent)
+    agent.kill()
     agent.wait()
 
 
 def _crash_node_0(agents: dict, run_dir: Path, step: int) -> dict:
     """The plan's ``crash``: node 0's worker alone (SIGKILL); its agent, which hosts the store, starts
     it again, and it joins the group again (the world size after it is the same)."""
-    for pid in _children(agents[0].pid):
-        os.kill(pid, signal.SIGKILL)
+    _kill_workers(agents[0])
     return _record(run_dir, event="crash", node=0, after_step=step, world=len(agents))
 
 
 def first_step_after(run_dir: str | Path, since: float, world: int | None = None) -> tuple[float, int] | None:
-    """Time and number of the first step of the first attempt (a restart, or a generation of an
-    elastic group) that began after ``since``, on ``world`` ranks when given (a crashed worker's
-    group may re-form without it first, then with it)."""
+    """Time and number of the first step of the first attempt that began after ``since`` and
+    stepped (a restart, or a generation of an elastic group), on ``world`` ranks when given (a
+    crashed worker's group may re-form without it first, then with it)."""
     wanted = {i for i, a in enumerate(read_attempts(run_dir), start=1)
               if a["started"] > since and world in (None, a.get("world_size"))}
     rows = [r for rank in ledger_ranks(run_dir) for r in read_ledger(run_dir, rank, last_attempt=False)
-            if r["attempt"] in wanted]  # the first attempt that stepped: one that failed before its first step has none
+            if r["attempt"] in wanted]  # an attempt that failed before its first step has none
     first = min(rows, key=lambda r: (r["attempt"], r["time"]), default=None)
     return (first["time"], first["step"]) if first else None
 
