@@ -44,10 +44,16 @@ def compare_runs(run_a: str | Path, run_b: str | Path) -> dict:
     seen_a, seen_b = _seen(a_dir), _seen(b_dir)
     digest_a, digest_b = _final_digest(a_dir), _final_digest(b_dir)
     params_identical = digest_a is not None and digest_a == digest_b
-    return {"run_a": str(a_dir), "run_b": str(b_dir), "steps_a": max(a), "steps_b": max(b),
-            "first_divergent_step": first_diff, "max_loss_diff": max([0.0, *diffs.values()]),
-            "skipped_samples": sum((seen_a - seen_b).values()), "repeated_samples": sum((seen_b - seen_a).values()),
-            "final_params_identical": params_identical, "identical": first_diff is None and params_identical}
+    return {
+        "run_a": str(a_dir), "run_b": str(b_dir),
+        "steps_a": max(a), "steps_b": max(b),
+        "first_divergent_step": first_diff,
+        "max_loss_diff": max([0.0, *diffs.values()]),
+        "skipped_samples": sum((seen_a - seen_b).values()),
+        "repeated_samples": sum((seen_b - seen_a).values()),
+        "final_params_identical": params_identical,
+        "identical": first_diff is None and params_identical,
+    }
 
 
 def acceptance_test(run_dir: str | Path) -> dict:
