@@ -61,7 +61,7 @@ def test_the_step_leaves_the_trees_bits_in_the_gradients(micro_batch):
     batch_of = lambda rows: {"input_ids": ids[rows], "attention_mask": mask[rows], "label": labels[rows]}  # noqa: E731
     first = InvariantStep(model, 64, micro_batch, 1, 0, seed=7, bucket_mb=0.5)
     assert len(first.buckets) == 3 and all(a % 32 == 0 for a, _ in first.slices)  # head, embedding, unused
-    for step_object, step in ((first, 1), (first, 2), (InvariantStep(model, 64, micro_batch, 1, 0, 7, 0.5), 3)):
+    for step_object, step in ((first, 1), (first, 2), (InvariantStep(model, 64, micro_batch, 1, 0, 7, bucket_mb=0.5), 3)):
         expected, expected_loss = _by_hand(model, batch_of, step, step_object.count, step_object.size, 7)
         model.zero_grad(set_to_none=True)
         batches = [batch_of(part) for part in step_object.parts(list(range(64)))]
