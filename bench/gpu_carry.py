@@ -12,7 +12,7 @@ weights each rounded to fp16 (11 significant bits; the fine-tuning then runs in 
 8 bits). ``gpu_check.json`` says so (``minilm_weights``). The one device call, with the check's
 result coming back through ``$OUT`` (docs/gpus.md)::
 
-    python3 bench/gpu_carry.py unpack .gpu /tmp/site && PYTHONPATH=/tmp/site:. python3 bench/gpu_check.py --out $OUT
+    python3 bench/gpu_carry.py unpack .gpu /tmp/site && PYTHONPATH=/tmp/site:$PWD python3 bench/gpu_check.py --out $OUT
 """
 import argparse
 import importlib.metadata
