@@ -253,7 +253,7 @@ def test_quiz_explains_every_option_after_a_choice(notebook, lang):
             assert option == answer.text[pick] and answer.why[pick] not in option
             item.choice.value = option
             item.button.click()
-            assert item.correct == answer.right and answer.why[pick] in item.feedback.value
+            assert item.chosen.right == answer.right and answer.why[pick] in item.feedback.value
             assert ("Right." in item.feedback.value or "正确" in item.feedback.value) == answer.right
 
 

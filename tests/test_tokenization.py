@@ -3,7 +3,6 @@ import pytest
 from course_lib.data.tokenization import (
     encode_texts,
     encode_windows,
-    length_stats,
     load_tokenizer,
     train_tokenizer,
 )
@@ -67,11 +66,6 @@ def test_windows_keep_every_token(wp):
     assert set(win["sample"]) == {0, 1} and win["sample"].count(0) > 1
     inner = [t for ids, s in zip(win["input_ids"], win["sample"]) if s == 0 for t in ids[1:-1]]
     assert set(full[1:-1]) <= set(inner)
-
-
-def test_length_stats():
-    s = length_stats([100, 200, 300, 600])
-    assert s["over_256"] == 0.5 and s["over_512"] == 0.25 and length_stats([])["n"] == 0
 
 
 @pytest.mark.parametrize("kind", ["wordpiece", "bpe"])

@@ -14,6 +14,7 @@ reports) go through the same view: :func:`say`.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -37,6 +38,15 @@ def shown(text: str) -> str:
 def say(line: str) -> None:
     """Print a line for a person, through the view."""
     print(_view(line))
+
+
+def log_to(log_dir: str | Path, rank: int) -> None:
+    """This rank's stdout and stderr into ``log_dir/rank{R}.log`` (the rank's side of the protocol),
+    at the file-descriptor level: tracebacks and C++ warnings land in the log too."""
+    log = open(Path(log_dir) / f"rank{rank}.log", "a", buffering=1)
+    os.dup2(log.fileno(), 1)
+    os.dup2(log.fileno(), 2)
+    sys.stdout = sys.stderr = log
 
 
 class Reporter:

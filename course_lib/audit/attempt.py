@@ -19,11 +19,11 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from course_lib.audit.probe.course_lib_audit_probe import ENV
 from course_lib.audit.records import Process, read_processes
 
 PROBE_DIR = Path(__file__).resolve().parent / "probe"
 SUPERVISOR = Path(__file__).resolve().parent / "supervisor.py"
-ENV = "COURSE_LIB_AUDIT"
 
 
 @dataclass

@@ -19,7 +19,6 @@ from course_lib.audit.judge import Reference, Segment, follow
 from course_lib.audit.plan import CUT_KINDS, Fault
 
 STATE = ("params", "optimizer", "lr", "rng", "batches")  # the columns of "the state at the resume"
-_COLUMN = {"params_before": "params", "state_before": "optimizer", "lr": "lr", "hyper": "lr", "batches": "batches"}
 
 
 @dataclass
@@ -168,7 +167,7 @@ def _state(ref: Reference, nxt: list[Segment]) -> dict[str, bool | None]:
             continue
         first = s.process.steps[0]
         for comp in ("state_before", "lr", "batches", *sorted(ref.live[s.rank])):
-            column = _COLUMN.get(comp, comp)
+            column = "optimizer" if comp == "state_before" else comp
             differs = s.at_start is not None and comp in s.at_start.components
             if comp == "batches" and first.get("batches") is None:
                 continue

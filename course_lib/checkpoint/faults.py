@@ -27,7 +27,6 @@ end of the run) is reported, never silently ignored.
 """
 from __future__ import annotations
 
-import json
 import os
 import signal
 import time
@@ -38,7 +37,7 @@ from pathlib import Path
 from course_lib._runtime.portability import check_kill_modes, hard_kill_signal
 from course_lib.checkpoint import store
 from course_lib.config import TrainConfig
-from course_lib.watch.monitor import read_attempts, read_jsonl
+from course_lib.watch.monitor import append_jsonl, read_attempts, read_jsonl
 
 
 @dataclass(frozen=True)
@@ -90,11 +89,8 @@ class FaultInjector:
     def _fire(self, kill: Kill) -> None:
         """Record the kill (flushed and fsynced: the signal may end the process at once), then send it."""
         self.pending.remove(kill)
-        with open(self.run_dir / "faults.jsonl", "a") as f:
-            f.write(json.dumps({"step": kill.step, "rank": kill.rank, "mode": kill.mode,
-                                "attempt": len(read_attempts(self.run_dir)), "time": time.time()}) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
+        append_jsonl(self.run_dir / "faults.jsonl", {"step": kill.step, "rank": kill.rank, "mode": kill.mode,
+                     "attempt": len(read_attempts(self.run_dir)), "time": time.time()}, sync=True)
         os.kill(os.getpid(), signal.SIGTERM if kill.mode == "sigterm" else hard_kill_signal())
 
     def before_step(self, step: int) -> None:

@@ -127,7 +127,7 @@ def prepare_imdb(
 
     from course_lib.data.near_dup import find_near_duplicates
     from course_lib.data.sources import clean_text, load_imdb, select_rows
-    from course_lib.data.tokenization import encode_texts, length_stats, load_tokenizer
+    from course_lib.data.tokenization import encode_texts, load_tokenizer
 
     tok = tok or load_tokenizer(tokenizer)
     t0 = time.perf_counter()
@@ -146,11 +146,10 @@ def prepare_imdb(
     train = select_rows(train, [i for i in range(n_train) if i not in drop_train])
     test = select_rows(test, [i for i in range(len(test["text"])) if i not in leaked])
 
-    full_lengths = [len(x) for x in encode_texts(tok, train["text"][:2000])["input_ids"]]
     info.update({
         "train": len(train["text"]), "test": len(test["text"]),
         "tokenizer": {"name": tokenizer, "vocab_size": len(tok), "pad_id": tok.pad_token_id,
-                      "max_length": max_length, "untruncated_lengths_sample": length_stats(full_lengths)},
+                      "max_length": max_length},
         "seconds": round(time.perf_counter() - t0, 2), "cache": "miss",
     })
     train_split, test_split = (TokenSplit.from_lists(encode_texts(tok, part["text"], max_length)["input_ids"],

@@ -15,8 +15,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 if TYPE_CHECKING:  # transformers is slow to import: only what loads or trains a tokenizer imports it
     from transformers import PreTrainedTokenizerFast
 
@@ -180,13 +178,3 @@ def encode_windows(
                     return_overflowing_tokens=True)
     return {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"],
             "sample": enc["overflow_to_sample_mapping"]}
-
-
-def length_stats(lengths: Iterable[int], limits=(128, 256, 512)) -> dict:
-    """``{n, mean, median, over_<limit>...}`` of ``lengths`` (no median when empty): ``over_L`` is the
-    share longer than ``L``, what truncation at ``L`` would cut."""
-    arr = np.asarray(list(lengths))
-    if arr.size == 0:
-        return {"n": 0, "mean": 0.0, **{f"over_{n}": 0.0 for n in limits}}
-    return {"n": int(arr.size), "mean": float(arr.mean()), "median": float(np.median(arr)),
-            **{f"over_{n}": float((arr > n).mean()) for n in limits}}

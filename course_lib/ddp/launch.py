@@ -25,7 +25,6 @@ import functools
 import json
 import os
 import signal
-import sys
 import time
 import warnings
 from collections.abc import Callable
@@ -38,7 +37,7 @@ import torch.distributed as dist
 
 from course_lib._runtime import portability
 from course_lib._runtime.processes import join_ranks, run_dir_lock
-from course_lib._runtime.rank_output import RankOutput, Reporter
+from course_lib._runtime.rank_output import RankOutput, Reporter, log_to
 from course_lib._runtime.rank_start import attempt_store, hold_process_group, run_then_exit, start_ranks
 from course_lib.checkpoint.faults import FaultInjector
 from course_lib.checkpoint.resume import check_resume
@@ -219,10 +218,7 @@ def _spawned_worker(rank: int, reduction: Reduction, cfg_dict: dict, port: int, 
     """Entry point of a rank started by :func:`launch`; it leaves with its outcome's exit code. It
     lives in the package because a function defined in a notebook cannot be pickled into a new
     process (``reduction`` travels by the names of its functions)."""
-    log = open(Path(log_dir) / f"rank{rank}.log", "a", buffering=1)
-    os.dup2(log.fileno(), 1)  # fd-level: tracebacks and C++ warnings land in the log too
-    os.dup2(log.fileno(), 2)
-    sys.stdout = sys.stderr = log
+    log_to(log_dir, rank)
     cfg = TrainConfig.from_dict(cfg_dict)
     run_then_exit(lambda: exit_code(run_rank(cfg, rank, cfg.world_size, rank, cfg.world_size, Reporter(rank, progress=True),
                                    init_method=f"tcp://127.0.0.1:{port}", data_file=data_file,
@@ -296,4 +292,4 @@ def _launch(cfg: TrainConfig, quiet: bool, on_start, launched: str, reduction: R
         step = max((r["step"] for r in read_ledger(run_dir, end.rank, last_attempt=False)), default=0)
         newest = latest_valid(run_dir, log=None)
         raise RunInterrupted(end.rank, end.exit_code, end.signal, step, newest.name if newest else None)
-    return json.loads((run_dir / "final" / "summary.json").read_text())
+    return json.loads((run_dir / "final" / "summary.json").read_text())  # every rank ended well: it is there

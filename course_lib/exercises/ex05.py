@@ -3,7 +3,6 @@ needs from it (05.resume); fix a given loop's save and load until the audit says
 are checked by the audit (:mod:`.audited`)."""
 from __future__ import annotations
 
-import io
 import os
 import random
 import signal
@@ -18,12 +17,10 @@ from course_lib.exercises.audited import check_by_audit
 from course_lib.exercises.base import Exercise, Fail, learner_call, register, say
 
 
-def half_write(source: str, target: str) -> None:
-    """A process that a real SIGKILL stops half-way through ``torch.save`` of ``source``'s state
-    to ``target`` (05.newest's broken newest file), through the kit's one cut-a-save-half-way."""
-    buf = io.BytesIO()
-    torch.save(torch.load(source, weights_only=True), buf)
-    write_half(buf.getbuffer(), target, then=lambda: os.kill(os.getpid(), signal.SIGKILL))
+def half_write(state: dict, target: str) -> None:
+    """A process that a real SIGKILL stops half-way through ``torch.save`` of ``state`` to
+    ``target`` (05.newest's broken newest file), through the kit's one cut-a-save-half-way."""
+    write_half(state, target, then=lambda: os.kill(os.getpid(), signal.SIGKILL))
 
 
 def _book_files(folder: Path, epochs: list[int], half: int | None) -> None:
@@ -35,11 +32,9 @@ def _book_files(folder: Path, epochs: list[int], half: int | None) -> None:
         torch.save({"epoch": epoch, "model_state_dict": model.state_dict(), "optimizer_state_dict": optimizer.state_dict(),
                     "loss": 1.0 / epoch}, folder / f"model_epoch_{epoch}.pth")
     if half is not None:
-        whole = folder / "whole.tmp"
-        torch.save({"epoch": half, "model_state_dict": model.state_dict(), "loss": 1.0 / half}, whole)
-        proc = start_process(half_write, (str(whole), str(folder / f"model_epoch_{half}.pth")))
+        state = {"epoch": half, "model_state_dict": model.state_dict(), "loss": 1.0 / half}
+        proc = start_process(half_write, (state, str(folder / f"model_epoch_{half}.pth")))
         proc.join()
-        whole.unlink()
         assert proc.exitcode == -9, "the half-writing process was not killed"
 
 

@@ -373,10 +373,6 @@ class QuizItem:
         color, head = ("green", ("Right. ", "正确。")) if answer.right else ("#b00", ("Not quite: ", "不对："))
         self.feedback.value = f"<span style='color:{color}'>{head[self.pick]}{answer.why[self.pick]}</span>"
 
-    @property
-    def correct(self) -> bool:
-        return self.chosen is not None and self.chosen.right
-
 
 class Quiz(W.VBox):
     """The quiz of one notebook; ``items`` holds its questions."""

@@ -5,7 +5,6 @@ resume-mode study and the chaos drill in ``bench/`` are loops over it.
 """
 from __future__ import annotations
 
-import json
 import re
 import shutil
 import time
@@ -21,7 +20,7 @@ from course_lib.lab import references
 from course_lib.lab.i18n import resolve, tr
 from course_lib.lab.tables import comparisons, interruption
 from course_lib.watch.compare import acceptance_test, compare_runs
-from course_lib.watch.monitor import read_ledger
+from course_lib.watch.monitor import read_ledger, read_summary
 
 UNPLANNED_KILLS = 5  # interruptions beyond the plan that interrupt_and_resume still resumes from
 
@@ -182,7 +181,7 @@ def sync_claim(workdir: str | Path, base: TrainConfig, synced: str | Path | None
         synced = base.replace(run_dir=str(Path(workdir) / "ddp"), reduction="ddp").run_dir
         shutil.rmtree(synced, ignore_errors=True)
         launch(base.replace(run_dir=synced, reduction="ddp"), quiet=True)
-    digest = json.loads((Path(synced) / "final" / "summary.json").read_text())["parameter_sha256"]
+    digest = read_summary(synced)["parameter_sha256"]
     alone = base.replace(run_dir=str(Path(workdir) / "unsynced"), reduction="ddp", skip_grad_sync=True)
     shutil.rmtree(alone.run_dir, ignore_errors=True)
     try:

@@ -270,11 +270,6 @@ LABELS = {
     "steps per epoch": "每个 epoch 的步数",
     "epochs": "epoch 数",
     "verify exit code (0 = every checkpoint valid)": "verify 的退出码（0 = 每个检查点都有效）",
-    "was killed by {signal}": "被 {signal} 杀掉",
-    "stopped on SIGTERM after saving a checkpoint": "收到 SIGTERM，保存检查点后停下",
-    "exited with code {code}": "退出，退出码 {code}",
-    "rank {rank} {how} after step {step}; newest valid checkpoint: {checkpoint}. Continue with --resume auto.":
-        "Rank {rank} 在第 {step} 步之后{how}；最新的有效检查点：{checkpoint}。用 --resume auto 续训。",
     "== Stations 1+2: IMDB -> clean, exact + near-duplicate dedup, split, WordPiece tokens":
         "== 第 1、2 站：IMDB -> 清洗、精确去重与近似去重、划分、WordPiece 分词",
     ("   source {source}: {raw} reviews, {exact} exact duplicates removed, {near} near-duplicates dropped from train, "

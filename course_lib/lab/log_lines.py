@@ -48,6 +48,13 @@ LINES = {
         "警告：第 {step} 步的中断不会触发：训练在第 {total} 步就结束了",
     "WARNING: kill at step {step} will not fire: this attempt resumes after step {start}; pick a later step":
         "警告：第 {step} 步的中断不会触发：这次启动从第 {start} 步之后续训；请选更晚的一步",
+    # a rank that ended early (ddp.launch.RunInterrupted; lab.tables.interruption)
+    "rank {rank} {how} after step {step}; newest valid checkpoint: {checkpoint}. Continue with --resume auto.":
+        "Rank {rank} 在第 {step} 步之后{how}；最新的有效检查点：{checkpoint}。用 --resume auto 续训。",
+    "was killed by {signal}": "被 {signal} 杀掉",
+    "stopped on SIGTERM (or SIGINT) after saving a checkpoint": "收到 SIGTERM（或 SIGINT），保存检查点后停下",
+    "exited with code {code}": "退出，退出码 {code}",
+    "none": "无",
     "training steps": "训练步数",
     "... (the epochs between: every line in {path}/rank*.log)": "……（中间各个 epoch 的每一行都在 {path}/rank*.log 里）",
     "runs through random failures": "带随机故障的训练",

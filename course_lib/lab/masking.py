@@ -15,6 +15,7 @@ import pandas as pd
 import torch
 import torch.nn.functional as F
 
+from course_lib.data.batching import pad_batch
 from course_lib.ddp.evaluation import stratified_subset
 from course_lib.ddp.models import build_model
 from course_lib.lab.i18n import resolve, tr
@@ -55,11 +56,9 @@ def why_the_mask_matters(prepared, model: torch.nn.Module | None = None, n: int 
     idx = short[stratified_subset(prepared.test.labels[short], n)].tolist()
     alone = torch.cat([_p_positive(model, seq, torch.ones_like(seq))
                        for seq in (prepared.test.sequence(i)[None].long() for i in idx)])
-    batch = prepared.test.batch(idx, pad_id)
-    width = max(pad_to, batch["input_ids"].shape[1])
-    extra = width - batch["input_ids"].shape[1]
-    padded_max = {"input_ids": F.pad(batch["input_ids"], (0, extra), value=pad_id),
-                  "attention_mask": F.pad(batch["attention_mask"], (0, extra), value=0)}
+    reviews = [{"input_ids": prepared.test.sequence(i)} for i in idx]
+    batch, padded_max = pad_batch(reviews, pad_id), pad_batch(reviews, pad_id, max_length=pad_to)
+    width = padded_max["input_ids"].shape[1]
     rows = []
     for padding, b in ((tr("to the batch's longest review", lang), batch), (tr("to {n} tokens", lang, n=width), padded_max)):
         share = 1 - b["attention_mask"].float().mean().item()

@@ -24,7 +24,6 @@ from course_lib.data.sources import clean_text
 from course_lib.data.text_tools import POLICIES, Rule, RuleLabeler
 from course_lib.data.tokenization import encode_texts
 from course_lib.ddp.launch import RunInterrupted
-from course_lib.ddp.outcome import EXIT_PREEMPTED
 from course_lib.lab.i18n import resolve, tr
 from course_lib.lab.log_lines import chinese_line
 from course_lib.paths import read_config
@@ -292,16 +291,9 @@ def elastic_timeline(run_dir: str | Path, lang: str | None = None) -> pd.DataFra
 
 
 def interruption(err: RunInterrupted, lang: str | None = None) -> str:
-    """What a :class:`~course_lib.ddp.launch.RunInterrupted` says, in the notebook's language."""
-    lang = resolve(lang)
-    if err.signal_name:
-        how = tr("was killed by {signal}", lang, signal=err.signal_name)
-    elif err.exit_code == EXIT_PREEMPTED:
-        how = tr("stopped on SIGTERM after saving a checkpoint", lang)
-    else:
-        how = tr("exited with code {code}", lang, code=err.exit_code)
-    return tr("rank {rank} {how} after step {step}; newest valid checkpoint: {checkpoint}. Continue with --resume auto.",
-              lang, rank=err.rank, how=how, step=err.step, checkpoint=err.checkpoint or tr("none", lang))
+    """What a :class:`~course_lib.ddp.launch.RunInterrupted` says, in the notebook's language (the
+    core's own sentence, through :func:`~course_lib.lab.log_lines.chinese_line`)."""
+    return chinese_line(str(err)) if resolve(lang) == "zh" else str(err)
 
 
 def pair_table(texts: list[str], pairs: list[tuple[int, int, float]], n: int = 3, chars: int = 400,

@@ -9,11 +9,10 @@ is a real SIGKILL.
 """
 from __future__ import annotations
 
-import json
+import importlib
 import math
 import os
 import re
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,13 +22,13 @@ import torch
 
 from course_lib._runtime.portability import free_port
 from course_lib._runtime.processes import join_ranks
-from course_lib._runtime.rank_output import RankOutput
+from course_lib._runtime.rank_output import RankOutput, log_to
 from course_lib._runtime.rank_start import run_then_exit, start_ranks
 from course_lib.config import TrainConfig
 from course_lib.data.prepare import prepare_imdb
 from course_lib.ddp.launch import RankFailed
 from course_lib.lab import i18n
-from course_lib.watch.monitor import read_ledger
+from course_lib.watch.monitor import read_ledger, read_summary
 
 if TYPE_CHECKING:  # pandas only for a notebook's tables: each rank this module starts imports it, and pandas costs 0.4 s
     import pandas as pd
@@ -56,7 +55,7 @@ class BookSettings:
     kill_at_step: list = field(default_factory=list)  # the kit's fault plan (see course_lib.checkpoint.faults)
     kill_rank: list = field(default_factory=lambda: [1])
     kill_mode: list = field(default_factory=lambda: ["sigkill"])
-    worker: str | None = None  # another worker instead of the book's: "package.module:function"
+    worker: str = "course_lib.textbook.book:train"  # the function each rank runs: "package.module:function"
     learner: str | None = None  # a module file of a learner's functions, for a kit worker that uses them
 
 
@@ -123,39 +122,27 @@ class _BookTail(RankOutput):
 
 
 def _worker(settings: BookSettings):
-    """The function each rank runs: the book's ``train``, or the one ``settings.worker`` names."""
-    if settings.worker is None:
-        from course_lib.textbook.book import train
-
-        return train
-    import importlib
-
+    """The function each rank runs, the one ``settings.worker`` names (the book's ``train`` by default)."""
     module, name = settings.worker.split(":")
     return getattr(importlib.import_module(module), name)
 
 
 def _spawned(rank: int, world_size: int, settings: BookSettings, port: int, threads: int | None = None) -> None:
-    """The kit's entry point of a spawned rank: loopback address, threads, the rank's log
-    file; then the book's ``train``. (A function defined in a notebook cannot be spawned.)"""
-    log = open(Path(settings.run_dir) / "logs" / f"rank{rank}.log", "a", buffering=1)
-    os.dup2(log.fileno(), 1)
-    os.dup2(log.fileno(), 2)
-    sys.stdout = sys.stderr = log
+    """The kit's entry point of a spawned rank: loopback address, the rank's log file; then
+    :func:`script_rank`. (A function defined in a notebook cannot be spawned.)"""
+    log_to(Path(settings.run_dir) / "logs", rank)
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
-    torch.set_num_threads(threads or max(1, (os.cpu_count() or 1) // world_size))
-    run_then_exit(lambda: _worker(settings)(rank, world_size, settings))
+    script_rank(rank, world_size, settings, threads or max(1, (os.cpu_count() or 1) // world_size))
 
 
 def script_rank(rank: int, world_size: int, settings: BookSettings, threads: int) -> None:
-    """A rank of ``python -m course_lib.textbook``: its share of the cores, as :func:`_spawned`
-    gives the notebooks' ranks, then the book's ``train``, left as every rank leaves
-    (:func:`run_then_exit`: 3 of 22 runs of this script died with SIGABRT in the interpreter's
-    teardown, their work done; CONTRIBUTING). Two ranks of two threads on two cores step slower,
-    and one CI run of the audit, so oversubscribed, ended with the ranks' embeddings 1.6e-6 apart."""
-    from course_lib.textbook.book import train
-
+    """A rank of ``python -m course_lib.textbook`` (and, through :func:`_spawned`, of the notebooks):
+    its share of the cores, then the worker, left as every rank leaves (:func:`run_then_exit`: 3
+    of 22 runs of this script died with SIGABRT in the interpreter's teardown, their work done;
+    CONTRIBUTING). Two ranks of two threads on two cores step slower, and one CI run of the audit,
+    so oversubscribed, ended with the ranks' embeddings 1.6e-6 apart."""
     torch.set_num_threads(threads)
-    run_then_exit(lambda: train(rank, world_size, settings))
+    run_then_exit(lambda: _worker(settings)(rank, world_size, settings))
 
 
 def _exited(run_dir: Path, rank: int, code: int, step: int, lang: str) -> RankFailed:
@@ -253,8 +240,8 @@ def run_book(run_dir: str | Path, epochs: int = 10, save_interval: int = 10, kil
                             kill_rank=[k[1] for k in kills] or [1], kill_mode=[k[2] for k in kills] or ["sigkill"])
     interrupted = run_ranks(settings, world_size, show, steps_per_epoch, threads_per_rank=threads_per_rank)
     rows = read_ledger(run_dir, 0, last_attempt=False)
-    final = run_dir / "final" / "summary.json"
-    accuracy = json.loads(final.read_text())["test_accuracy"] if interrupted is None and final.exists() else None
+    summary = read_summary(run_dir)
+    accuracy = summary["test_accuracy"] if interrupted is None and summary else None
     return BookRun(str(run_dir), max((r["attempt"] for r in rows), default=1), max((r["step"] for r in rows), default=0),
                    epochs * steps_per_epoch, interrupted, checkpoints(run_dir), accuracy, time.perf_counter() - t0,
                    reviews, world_size, BookSettings.batch_size)

@@ -6,16 +6,14 @@ skipped or repeated, and whether the final parameters are bit-identical.
 """
 from __future__ import annotations
 
-import json
 from collections import Counter
 from pathlib import Path
 
-from course_lib.watch.monitor import latest_attempt, ledger_ranks, read_ledger
+from course_lib.watch.monitor import latest_attempt, ledger_ranks, read_ledger, read_summary
 
 
 def _final_digest(run_dir: Path) -> str | None:
-    path = run_dir / "final" / "summary.json"
-    return json.loads(path.read_text()).get("parameter_sha256") if path.exists() else None
+    return (read_summary(run_dir) or {}).get("parameter_sha256")
 
 
 def _seen(run_dir: Path) -> Counter:
@@ -63,8 +61,7 @@ def acceptance_test(run_dir: str | Path) -> dict:
     never resumed or with no step after its resume. An amnesiac resume passes too: :func:`compare_runs`
     tells an exact resume from a plausible one."""
     run_dir = Path(run_dir)
-    summary = json.loads((run_dir / "final" / "summary.json").read_text())
-    resumed = summary.get("resumed_from")
+    resumed = (read_summary(run_dir) or {}).get("resumed_from")
     if resumed is None:
         raise ValueError(f"{run_dir} was never resumed: the acceptance test needs an interrupted and resumed run")
     rows = read_ledger(run_dir, 0)

@@ -54,6 +54,22 @@ def read_jsonl(path: str | Path) -> list[dict]:
     return rows
 
 
+def append_jsonl(path: str | Path, row: dict, sync: bool = False) -> None:
+    """One JSON line appended to ``path`` (the format :func:`read_jsonl` reads); ``sync``: flushed
+    and fsynced before it returns, for a record a signal may follow at once."""
+    with open(path, "a") as f:
+        f.write(json.dumps(row) + "\n")
+        if sync:
+            f.flush()
+            os.fsync(f.fileno())
+
+
+def read_summary(run_dir: str | Path) -> dict | None:
+    """``DIR/final/summary.json``, what a run writes when it finishes, or ``None`` if it has not."""
+    path = Path(run_dir) / "final" / "summary.json"
+    return json.loads(path.read_text()) if path.exists() else None
+
+
 def read_ledger(run_dir: str | Path, rank: int = 0, last_attempt: bool = True) -> list[dict]:
     """Rank ``rank``'s ledger rows sorted by step, each step once as its latest attempt wrote it (what
     the final model saw); with ``last_attempt=False``, every row as written."""
@@ -92,9 +108,8 @@ def next_attempt(run_dir: Path, rank: int, **about) -> int:
     if rank == 0:
         run_dir.mkdir(parents=True, exist_ok=True)
         launched = os.environ.get(LAUNCHED_ENV)  # set by launch(); absent under torchrun
-        with open(path, "a") as f:
-            f.write(json.dumps({"started": time.time(), "pid": os.getpid(), "world_size": dist.get_world_size(),
-                                "launched": float(launched) if launched else None, **about}) + "\n")
+        append_jsonl(path, {"started": time.time(), "pid": os.getpid(), "world_size": dist.get_world_size(),
+                            "launched": float(launched) if launched else None, **about})
     dist.barrier()
     return len(read_attempts(run_dir))
 

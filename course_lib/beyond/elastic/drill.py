@@ -35,7 +35,7 @@ from course_lib._runtime.portability import free_port
 from course_lib.beyond.elastic.commands import ElasticSettings, elastic_parts
 from course_lib.beyond.random_failures import proc_stats
 from course_lib.config import TrainConfig
-from course_lib.watch.monitor import ledger_ranks, read_attempts, read_ledger
+from course_lib.watch.monitor import append_jsonl, ledger_ranks, read_attempts, read_ledger, read_summary
 
 EVENTS = ("lose", "gain", "crash")
 
@@ -43,8 +43,7 @@ EVENTS = ("lose", "gain", "crash")
 def _record(run_dir: Path, **event) -> dict:
     """One line of ``DIR/nodes.jsonl`` (the event, with its time); returns it."""
     event["time"] = time.time()
-    with open(run_dir / "nodes.jsonl", "a") as f:
-        f.write(json.dumps(event) + "\n")
+    append_jsonl(run_dir / "nodes.jsonl", event)
     return event
 
 
@@ -130,8 +129,7 @@ def node_drill(cfg: TrainConfig, plan: list[tuple[str, int]], nodes: int = 2, re
         for agent in agents.values():
             if agent.poll() is None:
                 _kill_node(agent)
-    summary_path = run_dir / "final" / "summary.json"
-    summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}
+    summary = read_summary(run_dir) or {}
     for e in events:
         e["seconds_to_first_step"] = seconds_to_first_step(run_dir, e["time"], e["world"])
     return {"exit_code": code, "world_size_at_end": summary.get("world_size"), "summary": summary, "events": events,

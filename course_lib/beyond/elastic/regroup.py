@@ -19,7 +19,6 @@ hand-over.
 from __future__ import annotations
 
 import contextlib
-import json
 import time
 from pathlib import Path
 
@@ -45,7 +44,7 @@ from course_lib.ddp.outcome import DONE, PREEMPTED, Outcome
 from course_lib.ddp.seams import Seams
 from course_lib.ddp.train import Trainer
 from course_lib.ddp.training import Training
-from course_lib.watch.monitor import fill_ledger_gap
+from course_lib.watch.monitor import append_jsonl, fill_ledger_gap
 
 REGROUP = Outcome("regroup", None)  # the group must re-form to go on: it goes on in this process, never an exit code
 
@@ -174,8 +173,7 @@ class Member:
                "attempt": self.trainer.attempt, "step": self.trainer.state.global_step, **times, "ready": time.time(),
                "state": self.received}
         self.received = None
-        with open(self.trainer.run_dir / "elastic.jsonl", "a") as f:
-            f.write(json.dumps(row) + "\n")
+        append_jsonl(self.trainer.run_dir / "elastic.jsonl", row)
 
 
 @contextlib.contextmanager
