@@ -12,8 +12,9 @@ from course_lib.exercises.base import Exercise, Fail, learner_call, register, sa
 
 def _reviews(seed: int, k: int = 8):
     from course_lib.data.prepare import prepare_imdb
+    from course_lib.textbook.run import DATA_LIMIT  # the book's reviews: one cached preparation for both
 
-    data = prepare_imdb(limit=1280, progress=False)
+    data = prepare_imdb(limit=DATA_LIMIT, progress=False)
     rng = random.Random(seed)
     order = sorted(rng.sample(range(len(data.train)), 40), key=lambda i: len(data.train.sequence(i)))
     picked = [order[j * (len(order) - 1) // (k - 1)] for j in range(k)]  # shortest to longest
@@ -80,8 +81,9 @@ def _check_collate(funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
 def _check_group(funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
     from course_lib.data.batching import padded_share, random_batches
     from course_lib.data.prepare import prepare_imdb
+    from course_lib.textbook.run import DATA_LIMIT  # the book's reviews: one cached preparation for both
 
-    data = prepare_imdb(limit=1280, progress=False)
+    data = prepare_imdb(limit=DATA_LIMIT, progress=False)
     lengths = data.train.lengths().tolist()
     size = random.Random(seed).choice([16, 32])
     got = learner_call("02.group", lang, funcs["length_batches"], list(lengths), size, seed)

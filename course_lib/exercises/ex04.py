@@ -18,9 +18,10 @@ def _check_monitor(funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
 
     from course_lib.data.prepare import prepare_imdb
     from course_lib.ddp.models import build_model
+    from course_lib.textbook.run import DATA_LIMIT  # the book's reviews: one cached preparation for both
     from course_lib.watch.monitor import read_scalars
 
-    data = prepare_imdb(limit=1280, progress=False)
+    data = prepare_imdb(limit=DATA_LIMIT, progress=False)
     torch.manual_seed(seed)
     model = build_model("bag", data.info["tokenizer"]["vocab_size"], dim=8)
     optimizer = torch.optim.AdamW(model.parameters(), lr=5e-3)

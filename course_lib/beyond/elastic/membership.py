@@ -33,7 +33,6 @@ import hashlib
 import json
 import os
 import socket
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -43,6 +42,7 @@ from datetime import timedelta
 import torch.distributed as dist
 
 from course_lib.beyond.invariant import check_layout
+from course_lib.watch.monitor import LAUNCHED_ENV
 
 DEAD_AFTER = 5        # beats without a heartbeat: dead
 FORMATION_BEATS = 15  # how long the first generation waits for the other founders, in beats (3 s)
@@ -202,8 +202,8 @@ class ElasticGroup:
                                     dist.TCPStore(host, int(port), is_master=False, timeout=timeout))
 
         self.backend, self.timeout, self.store = backend, timeout, client()
-        # when this process began (``python -m course_lib`` notes it first thing), for the timeline
-        self.started = getattr(sys.modules.get("course_lib.cli"), "STARTED", None)
+        # when this process began (``python -m course_lib`` notes it first thing, in LAUNCHED_ENV), for the timeline
+        self.started = float(os.environ[LAUNCHED_ENV]) if LAUNCHED_ENV in os.environ else None
         self.id = f"{socket.gethostname()}-{os.getpid()}"
         self.membership = Membership(self.store, self.id, settings.heartbeat_s, usable_world(cfg), beat_store=client())
 
