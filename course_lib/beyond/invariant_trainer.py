@@ -37,10 +37,9 @@ from course_lib.ddp.seams import Seams
 from course_lib.ddp.train import Trainer
 
 PEER_LOST = Outcome("peer-lost", 75)  # EX_TEMPFAIL: a peer died; this rank saved the last finished step
-# gloo's (a plain RuntimeError). A collective that waited out the run's timeout counts too: gloo can
-# miss a peer's death (a survivor's send to a SIGKILLed peer waited out the timeout, once in ~30 drills)
-# gloo's words: a peer gone; one that never answered within the timeout ("Timed out waiting" for the operation
-# that timed out, "Application timeout caused pair closure" for every other one pending in the context then)
+# gloo's words (a plain RuntimeError): a peer gone, or one that never answered within the run's timeout (gloo
+# can miss a peer's death: once in ~30 drills). A timeout says "Timed out waiting" for the operation that timed
+# out and "Application timeout caused pair closure" for every other one pending in the context then
 PEER_LOST_WORDS = ("Connection closed by peer", "Connection reset by peer", "Timed out waiting",
                    "Application timeout caused pair closure")
 

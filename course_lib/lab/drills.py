@@ -181,7 +181,10 @@ def sync_claim(workdir: str | Path, base: TrainConfig, synced: str | Path | None
         synced = base.replace(run_dir=str(Path(workdir) / "ddp"), reduction="ddp").run_dir
         shutil.rmtree(synced, ignore_errors=True)
         launch(base.replace(run_dir=synced, reduction="ddp"), quiet=True)
-    digest = read_summary(synced)["parameter_sha256"]
+    summary = read_summary(synced)
+    if summary is None:
+        raise ValueError(f"{synced}/final/summary.json is missing: the synced run has not finished; train it to its end")
+    digest = summary["parameter_sha256"]
     alone = base.replace(run_dir=str(Path(workdir) / "unsynced"), reduction="ddp", skip_grad_sync=True)
     shutil.rmtree(alone.run_dir, ignore_errors=True)
     try:

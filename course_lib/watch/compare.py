@@ -61,7 +61,10 @@ def acceptance_test(run_dir: str | Path) -> dict:
     never resumed or with no step after its resume. An amnesiac resume passes too: :func:`compare_runs`
     tells an exact resume from a plausible one."""
     run_dir = Path(run_dir)
-    resumed = (read_summary(run_dir) or {}).get("resumed_from")
+    summary = read_summary(run_dir)
+    if summary is None:
+        raise ValueError(f"{run_dir} has not finished (no final/summary.json): resume it to its end first")
+    resumed = summary.get("resumed_from")
     if resumed is None:
         raise ValueError(f"{run_dir} was never resumed: the acceptance test needs an interrupted and resumed run")
     rows = read_ledger(run_dir, 0)
