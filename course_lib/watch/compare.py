@@ -58,7 +58,7 @@ def acceptance_test(run_dir: str | Path) -> dict:
     """``{resumed_from, checkpoint_loss, first_epoch_after_loss, steps_averaged, passes}``: the chapter's
     test that the first epoch after a resume ends with a lower loss than the checkpoint's (each the mean
     global loss over an epoch's worth of steps: single steps are too noisy); raises ValueError for a run
-    never resumed or with no step after its resume. An amnesiac resume passes too: :func:`compare_runs`
+    not finished, never resumed, or with no step after its resume. An amnesiac resume passes too: :func:`compare_runs`
     tells an exact resume from a plausible one."""
     run_dir = Path(run_dir)
     summary = read_summary(run_dir)
