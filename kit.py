@@ -18,10 +18,9 @@ project time (CONTRIBUTING, "Things that cost us time"):
   wheel pip already knows of (its configured find-links) is accepted.
 - With an NVIDIA GPU (`nvidia-smi` runs), the default build. macOS and Windows wheels on PyPI
   are CPU builds already.
-- Everything with uv where it installs, 3x faster than pip (torch: 5 s against pip's 21 s), with
-  bytecode compiled (PYTHONDONTWRITEBYTECODE=1 machines would otherwise compile at every import),
-  and given pip's wheel folders and constraints: uv reads none of pip's configuration, so it
-  would miss a local CPU wheel and take a CUDA one. Where uv fails, pip.
+- torch is installed with pip (uv does not read pip's configuration, so it would miss a local
+  CPU wheel and take a CUDA one); the rest with uv where it installs, 3x faster than pip, with
+  bytecode compiled (PYTHONDONTWRITEBYTECODE=1 machines would otherwise compile at every import).
 - Afterwards, without a GPU, a CUDA build of torch is an error, not a surprise later.
 Only the standard library, so it runs before anything is installed. The steps by hand:
 docs/install.md.
@@ -87,19 +86,6 @@ def torch_pip_args(system: str, gpu: bool, index_resolves: bool) -> list:
     return [TORCH + "+cpu"]  # a local CPU wheel or nothing: never a CUDA download
 
 
-def uv_args_from_pip(config: str) -> list:
-    """uv's options for what pip's configuration (``pip config list``, environment included) adds:
-    its wheel folders (``find-links``, where a local CPU torch lies) and its constraints. uv reads
-    none of pip's configuration: without them it would miss the local wheel and ignore the caps."""
-    found = {"find-links": [], "constraint": []}
-    for line in config.splitlines():
-        key, _, value = line.partition("=")
-        option = key.rpartition(".")[2]
-        if option in found:
-            found[option] += [v for v in value.strip().strip("'\"").split() if v not in found[option]]
-    return [arg for option, values in found.items() for v in values for arg in (f"--{option}", v)]
-
-
 def stamp_key(pyproject: bytes, gpu: bool) -> str:
     """What an install depends on: pyproject.toml and the torch build."""
     build = f"{TORCH} {'default' if gpu else 'cpu'}"
@@ -150,18 +136,14 @@ def set_up(gpu: bool, key: str) -> None:
             fail("could not create .venv (Debian/Ubuntu: sudo apt-get install python3-venv)")
     py = str(python)
     run([py, "-m", "pip", "install", "-q", "--upgrade", "pip"], "upgrading pip")
-    uv = succeeds([py, "-m", "pip", "install", "-q", "uv"])
-    uv_install = [py, "-m", "uv", "pip", "install", "-q", "--compile-bytecode", "--python", py,
-                  *uv_args_from_pip(subprocess.run([py, "-m", "pip", "config", "list"], capture_output=True,
-                                                   text=True).stdout)]
     system = platform.system()
     args = torch_pip_args(system, gpu, system == "Linux" and not gpu and resolves("download.pytorch.org"))
     kind = "the default build (NVIDIA GPU found)" if gpu else "the CPU build, about 200 MB"
-    say(f"installing torch, {kind}: {' '.join(args)}")
-    if not (uv and succeeds(uv_install + args)):
-        run([py, "-m", "pip", "install", "-q", *args], "installing torch")
+    say(f"installing torch, {kind}: pip install {' '.join(args)}")
+    run([py, "-m", "pip", "install", "-q", *args], "installing torch")
     say('installing the kit with its notebook and test tools: -e ".[dev]"')
-    if not (uv and succeeds(uv_install + ["-e", ".[dev]"])):
+    uv_install = [py, "-m", "uv", "pip", "install", "-q", "--compile-bytecode", "--python", py, "-e", ".[dev]"]
+    if not (succeeds([py, "-m", "pip", "install", "-q", "uv"]) and succeeds(uv_install)):
         say("uv did not do it; pip instead (slower)")
         run([py, "-m", "pip", "install", "-q", "-e", ".[dev]"], 'installing -e ".[dev]"')
     found = subprocess.run([py, "-c", "import torch; print(torch.__version__, torch.version.cuda or '')"],

@@ -79,15 +79,3 @@ def test_too_old_a_python_is_one_line():
     assert "\n" not in message
     assert kit.python_problem((3, 10, 0), "python3") == ""
 
-
-
-def test_uv_is_given_pips_wheel_folders_and_constraints():
-    """uv reads none of pip's configuration: the local CPU torch wheel (find-links) and the caps
-    (constraint) reach it as options, each once, from ``pip config list`` (environment included)."""
-    config = ("global.constraint='/etc/xdg/pip/constraints.txt'\n"
-              "global.extra-index-url='file:///opt/pypi/simple'\n"
-              "global.find-links='/opt/wheels /srv/more'\n"
-              ":env:.find-links='/opt/wheels'\n")
-    assert kit.uv_args_from_pip(config) == ["--find-links", "/opt/wheels", "--find-links", "/srv/more",
-                                            "--constraint", "/etc/xdg/pip/constraints.txt"]
-    assert kit.uv_args_from_pip("") == []
