@@ -103,6 +103,23 @@ def test_a_fault_a_run_went_past_strikes_a_fresh_run_and_its_note_goes():
     assert report.faults == 2 and "undelivered-ended" not in [f.kind for f in report.findings]
 
 
+@pytest.mark.parametrize("differs, column", [(["state_before"], "optimizer"), (["hyper"], "optimizer"),
+                                              (["lr"], "lr"), (["rng.torch"], "rng.torch")])
+def test_what_differs_at_the_resume_marks_its_column(differs, column):
+    """An optimizer whose settings (weight decay, betas: its param groups) were not restored is an
+    optimizer that differs at the resume, like one whose moments were not: the row's "optimizer"
+    column says no, not yes beside a "hyper" finding."""
+    from types import SimpleNamespace
+
+    from course_lib.audit.judge import Difference, Segment
+    from course_lib.audit.verdict import _state
+
+    first = Segment(2, 0, SimpleNamespace(steps=[{"batches": ["b"]}]), 5, Difference(6, 0, differs), None)
+    state = _state(SimpleNamespace(live={0: {"rng.torch"}}), [first])
+    assert state[column] is False
+    assert all(ok for name, ok in state.items() if name != column), state
+
+
 def test_findings_merge_one_per_kind_in_the_order_to_fix_them():
     first = {"kind": "sigkill", "at": 7, "rank": 1}
     merged = merge([Finding("rng", {"fault": first, "rngs": ["rng.torch"], "ranks": "0"}),

@@ -166,8 +166,8 @@ def _state(ref: Reference, nxt: list[Segment]) -> dict[str, bool | None]:
             state["params"] = False
             continue
         first = s.process.steps[0]
-        for comp in ("state_before", "lr", "batches", *sorted(ref.live[s.rank])):
-            column = "optimizer" if comp == "state_before" else comp
+        for comp in ("state_before", "hyper", "lr", "batches", *sorted(ref.live[s.rank])):
+            column = "optimizer" if comp in ("state_before", "hyper") else comp  # hyper: its param groups' settings
             differs = s.at_start is not None and comp in s.at_start.components
             if comp == "batches" and first.get("batches") is None:
                 continue

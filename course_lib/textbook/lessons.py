@@ -187,7 +187,7 @@ def crash_during_save(workdir: str | Path, epochs: int = 6, save_interval: int =
     with contextlib.suppress(RunInterrupted):
         launch(kit_run, quiet=True)
     root = Path(kit_run.run_dir) / "checkpoints"
-    kit_disk = ", ".join([f"{p.name} ({i18n.tr('valid', lang) if verify(p)[0] else verify(p)[1]})"
+    kit_disk = ", ".join([f"{p.name} ({i18n.tr('valid', lang) if (ok := verify(p))[0] else ok[1]})"
                           for p in list_checkpoints(kit_run.run_dir)]
                          + [f"{p.name} ({i18n.tr('not a checkpoint: never committed', lang)})"
                             for p in sorted(root.glob(".tmp-*"))])
