@@ -6,8 +6,10 @@ import importlib.util
 import os
 import sys
 
+import course_lib_audit_probe  # stdlib only until install() runs: torch is wrapped as it is imported
+
 _HERE = os.path.dirname(os.path.abspath(__file__))
-if os.environ.get("COURSE_LIB_AUDIT"):
+if os.environ.get(course_lib_audit_probe.ENV):
     import course_lib_audit_install
 
     course_lib_audit_install.install()
