@@ -6,7 +6,7 @@ import importlib.util
 import os
 import sys
 
-import course_lib_audit_probe  # stdlib only until install() runs: torch is wrapped as it is imported
+import course_lib_audit_probe  # for ENV; stdlib only: importing it starts nothing, install() does
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 if os.environ.get(course_lib_audit_probe.ENV):
