@@ -196,6 +196,35 @@ def test_a_check_on_the_unfilled_answer_fails_without_giving_the_answer_away(exe
                             solved(exercise, "zh"))
 
 
+@pytest.mark.parametrize("exercise", ["04.save", "05.resume"])
+def test_an_audited_checks_unfilled_answer_is_told_at_once(exercise, tmp_path):
+    """Run All before writing anything: the audited checks say so before any process starts (an
+    audit of the scaffold took 10 s of real kills to find nothing saved or loaded), and give
+    nothing away."""
+    stub = _notebook_stubs(tmp_path)[exercise]
+    for lang, words in (("en", " is not written yet: "), ("zh", " 还没有写：")):
+        result = check(exercise, *stub, seed=11, lang=lang)
+        assert not result.passed and words in result.diagnosis and result.seconds < 1, result
+        assert not [line for line in solution_lines(exercise) if line in result.diagnosis], result
+
+
+def test_only_a_body_of_fixed_values_is_unwritten():
+    from course_lib.exercises.audited import unwritten
+
+    def scaffold(path):
+        """The doc."""
+        kept = []
+        # your code
+        return kept
+
+    def written(path):
+        """The doc."""
+        return os.path.exists(path)
+
+    assert unwritten({"save_checkpoint": written, "load_checkpoint": scaffold}) == "load_checkpoint"
+    assert unwritten({"save_checkpoint": written}) is None
+
+
 def test_run_all_prints_no_hint_and_no_solution():
     """A hint comes when asked for: no code cell of either edition calls hint() or solution() (the
     exercises' introduction says how to ask); the executed notebooks are checked in test_notebooks."""

@@ -136,7 +136,8 @@ def with_figure_recorder(source: Path, tmp_path: Path) -> Path:
 
 def assert_checks_fail_and_give_nothing_away(nb) -> None:
     """Run All checks every exercise on its unfilled answer, in real processes where the exercise
-    spawns them: each check fails ("FAIL ..."), and shows no line of the reference solution."""
+    spawns them (an audited check's scaffold is told at once): each check fails ("FAIL ..."), and
+    shows no line of the reference solution."""
     for cell in nb["cells"]:
         found = re.fullmatch(r"ex-(\d\d)-(\w+)-check", cell.get("id", ""))
         if not found:

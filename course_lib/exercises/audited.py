@@ -4,8 +4,11 @@ never interrupted (:mod:`course_lib.audit`, the kit's one resume judge). The fir
 is said with its fix, in the notebook's language."""
 from __future__ import annotations
 
+import ast
+import inspect
 import random
 import sys
+import textwrap
 from pathlib import Path
 
 from course_lib.audit import AuditError, audit
@@ -34,8 +37,15 @@ def faults_for(ex_id: str, seed: int) -> int | list[str]:
 def check_by_audit(ex_id: str, funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
     """``funcs`` carried into a module the loop imports; the loop run once uninterrupted, then
     one run struck by every fault (``per_run=FAULTS``: no check has more); the first thing to fix,
-    or "not checked" when a fault found nothing to strike."""
+    or "not checked" when a fault found nothing to strike. A function still as the notebook hands
+    it out is said at once, before any process starts."""
     workdir, module = carry_for_check(ex_id, funcs, lang)
+    name = unwritten(funcs)
+    if name is not None:  # an audit takes seconds of real kills to find that nothing was saved or loaded
+        raise Fail(say(lang, "{name} is not written yet: its body holds fixed values, no code of yours. Write it, run its "
+                             "cell, then this check again (it runs the loop with your functions and kills it for real)",
+                       "{name} 还没有写：函数体里只有固定的值，还没有你的代码。写好它，运行它所在的单元格，再运行这个检查"
+                       "（检查会用你的函数跑训练循环，并真的杀掉进程）", name=name))
     try:
         report = audit([sys.executable, str(LOOP), "--out", "{run}", "--learner", module, "--exercise", ex_id],
                        out=workdir / "audit", faults=faults_for(ex_id, seed), per_run=FAULTS, seed=seed, grace=10,
@@ -57,6 +67,30 @@ def check_by_audit(ex_id: str, funcs: dict, seed: int, lang: str) -> tuple[str, 
         raise Fail(say(lang, "not checked: {line}. {fix}", "没能完成检查：{line}。{fix}",
                        line=finding_line(missed, lang)[0], fix=fix), details)
     return audit_verdict(report, lang), details
+
+
+def unwritten(funcs: dict) -> str | None:
+    """The name of the first of ``funcs`` still as the notebook hands it out, or None: a body that
+    binds and returns fixed values and does nothing else (``# your code`` left as it is)."""
+    for name, fn in funcs.items():
+        node = ast.parse(textwrap.dedent(inspect.getsource(fn))).body[0]  # carry_for_check found the source
+        fixed = {t.id for s in node.body if isinstance(s, ast.Assign) and _fixed(s.value) for t in s.targets
+                 if isinstance(t, ast.Name)}
+        if all(isinstance(s, ast.Pass) or isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant)
+               or isinstance(s, ast.Assign) and _fixed(s.value)
+               or isinstance(s, ast.Return) and (s.value is None or _fixed(s.value)
+                                                  or isinstance(s.value, ast.Name) and s.value.id in fixed)
+               for s in node.body):
+            return name
+    return None
+
+
+def _fixed(node: ast.expr) -> bool:
+    try:
+        ast.literal_eval(node)
+        return True
+    except ValueError:
+        return False
 
 
 UNSTRUCK = {  # what to do when a fault found nothing to strike
