@@ -89,7 +89,7 @@ def _fixed(node: ast.expr) -> bool:
     try:
         ast.literal_eval(node)
         return True
-    except ValueError:
+    except (ValueError, TypeError):  # TypeError: e.g. a set of lists
         return False
 
 
