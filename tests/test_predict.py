@@ -124,7 +124,7 @@ def test_explain_is_the_models_own_arithmetic(run):
     clf = load_classifier(run)
     text = REVIEWS[1]
     every = explain(run, text, top=1000, lang="en")["push towards positive"]
-    bias = float(clf.model.head.bias[1] - clf.model.head.bias[0])
+    bias = float((clf.model.head.bias[1] - clf.model.head.bias[0]).detach())
     from course_lib.data.sources import clean_text
     from course_lib.data.tokenization import encode_texts
 
