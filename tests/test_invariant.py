@@ -15,7 +15,8 @@ from course_lib.lab.drills import interrupt_and_resume
 from course_lib.watch.compare import compare_runs
 
 # one worker runs the whole file (its module fixture is trained once): .ci/run uses --dist loadgroup
-pytestmark = pytest.mark.xdist_group("test_invariant")
+pytestmark = [pytest.mark.xdist_group("test_invariant"),  # 4 ranks on 2 cores: the launch's warning is
+              pytest.mark.filterwarnings("ignore:world_size .* CPU cores:UserWarning")]  # tested in test_launch
 
 
 def test_the_tree_and_the_layout():
