@@ -13,6 +13,7 @@ import subprocess
 import sys
 
 import pytest
+import torch
 
 from course_lib._runtime.rank_start import load_module
 from course_lib.config import TrainConfig
@@ -199,10 +200,11 @@ def test_a_check_on_the_unfilled_answer_fails_without_giving_the_answer_away(exe
 @pytest.mark.parametrize("exercise", ["04.save", "05.resume"])
 def test_an_audited_checks_unfilled_answer_is_told_at_once(exercise, tmp_path):
     """Run All before writing anything: the audited checks say so before any process starts (an
-    audit of the scaffold took 10 s of real kills to find nothing saved or loaded), and give
-    nothing away."""
+    audit of the scaffold took 10 s of real kills to find nothing saved or loaded), name every
+    function still to write, and give nothing away."""
     stub = _notebook_stubs(tmp_path)[exercise]
-    for lang, words in (("en", " is not written yet: "), ("zh", " 还没有写：")):
+    names = EXERCISES[exercise].functions
+    for lang, words in (("en", f"not written yet: {', '.join(names)}. "), ("zh", f"还没有写好：{'、'.join(names)}。")):
         result = check(exercise, *stub, seed=11, lang=lang)
         assert not result.passed and words in result.diagnosis and result.seconds < 1, result
         assert not [line for line in solution_lines(exercise) if line in result.diagnosis], result
@@ -211,18 +213,34 @@ def test_an_audited_checks_unfilled_answer_is_told_at_once(exercise, tmp_path):
 def test_only_a_body_of_fixed_values_is_unwritten():
     from course_lib.exercises.audited import unwritten
 
-    def scaffold(path):
+    def docstring_only(path):
         """The doc."""
-        kept = []
+
+    def ellipsis(path):
+        ...
+
+    def fixed_dict(path):
         # your code
+        return {"epoch": 0, "step_in_epoch": 0, "global_step": 0}
+
+    def bound_then_returned(path):
+        kept = []
         return kept
 
-    def written(path):
-        """The doc."""
+    def calls(path):
+        torch.save({}, path)
+
+    def uses_its_argument(path):
         return os.path.exists(path)
 
-    assert unwritten({"save_checkpoint": written, "load_checkpoint": scaffold}) == "load_checkpoint"
-    assert unwritten({"save_checkpoint": written}) is None
+    def unusual_indent(path):  # its source does not dedent to a parsable def: left to the audit
+        text = """
+a line at column 0"""
+        return text
+
+    scaffolds = [docstring_only, ellipsis, fixed_dict, bound_then_returned]
+    written = [calls, uses_its_argument, unusual_indent]
+    assert unwritten({f.__name__: f for f in scaffolds + written}) == [f.__name__ for f in scaffolds]
 
 
 def test_run_all_prints_no_hint_and_no_solution():

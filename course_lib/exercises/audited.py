@@ -40,12 +40,14 @@ def check_by_audit(ex_id: str, funcs: dict, seed: int, lang: str) -> tuple[str, 
     or "not checked" when a fault found nothing to strike. A function still as the notebook hands
     it out is said at once, before any process starts."""
     workdir, module = carry_for_check(ex_id, funcs, lang)
-    name = unwritten(funcs)
-    if name is not None:  # an audit takes seconds of real kills to find that nothing was saved or loaded
-        raise Fail(say(lang, "{name} is not written yet: its body holds fixed values, no code of yours. Write it, run its "
-                             "cell, then this check again (it runs the loop with your functions and kills it for real)",
-                       "{name} 还没有写：函数体里只有固定的值，还没有你的代码。写好它，运行它所在的单元格，再运行这个检查"
-                       "（检查会用你的函数跑训练循环，并真的杀掉进程）", name=name))
+    names = unwritten(funcs)
+    if names:  # an audit takes seconds of real kills to find that nothing was saved or loaded
+        raise Fail(say(lang, "not written yet: {names}. Each body still only returns fixed values, as the notebook hands "
+                             "it out: write the code, run its cell, then run this check again (it runs the training "
+                             "loop with your functions and really kills it)",
+                       "还没有写好：{names_zh}。函数体里只有占位的固定返回值，还没有你的代码。写好后运行它所在的单元格，"
+                       "再重新运行这个检查（检查会用你的函数跑训练循环，并真实地杀掉进程）",
+                       names=", ".join(names), names_zh="、".join(names)))
     try:
         report = audit([sys.executable, str(LOOP), "--out", "{run}", "--learner", module, "--exercise", ex_id],
                        out=workdir / "audit", faults=faults_for(ex_id, seed), per_run=FAULTS, seed=seed, grace=10,
@@ -69,11 +71,19 @@ def check_by_audit(ex_id: str, funcs: dict, seed: int, lang: str) -> tuple[str, 
     return audit_verdict(report, lang), details
 
 
-def unwritten(funcs: dict) -> str | None:
-    """The name of the first of ``funcs`` still as the notebook hands it out, or None: a body that
-    binds and returns fixed values and does nothing else (``# your code`` left as it is)."""
+def unwritten(funcs: dict) -> list[str]:
+    """The names of ``funcs`` still as the notebook hands them out: a body of a docstring,
+    ``pass`` or ``...``, fixed values bound and returned, nothing else (``# your code`` left as it
+    is). A source that does not parse as one function (a file edited since it was imported) is
+    left to the audit."""
+    found = []
     for name, fn in funcs.items():
-        node = ast.parse(textwrap.dedent(inspect.getsource(fn))).body[0]  # carry_for_check found the source
+        try:
+            node = ast.parse(textwrap.dedent(inspect.getsource(fn))).body[0]  # carry_for_check found the source
+        except (SyntaxError, OSError, TypeError):
+            continue
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
         fixed = {t.id for s in node.body if isinstance(s, ast.Assign) and _fixed(s.value) for t in s.targets
                  if isinstance(t, ast.Name)}
         if all(isinstance(s, ast.Pass) or isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant)
@@ -81,8 +91,8 @@ def unwritten(funcs: dict) -> str | None:
                or isinstance(s, ast.Return) and (s.value is None or _fixed(s.value)
                                                   or isinstance(s.value, ast.Name) and s.value.id in fixed)
                for s in node.body):
-            return name
-    return None
+            found.append(name)
+    return found
 
 
 def _fixed(node: ast.expr) -> bool:
