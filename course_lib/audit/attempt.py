@@ -1,12 +1,10 @@
 """One attempt of an audited run: the user's command, run as they run it, watched by the probe.
 
-:func:`run_attempt` hands the command to the :mod:`~course_lib.audit.supervisor`, which starts it
-in a session of its own with the probe's folder first on ``PYTHONPATH`` and its instructions in
-``$COURSE_LIB_AUDIT`` (where to write, which fault to deliver, the reference's states to find a
-resume in), waits for it to end (at most ``timeout`` seconds) and leaves no process of the
-attempt behind, and no other process touched. Only then may the next attempt use the run folder.
-Every path handed to the command is absolute: a command that changes folder (``cd {run} && ...``)
-finds them all.
+:func:`run_attempt` hands the command to the :mod:`~course_lib.audit.supervisor` (the process
+boundary) with the probe's folder first on ``PYTHONPATH`` and its instructions in
+``$COURSE_LIB_AUDIT``; only once no process of the attempt is left may the next attempt use the
+run folder. Every path handed to the command is absolute: a command that changes folder
+(``cd {run} && ...``) finds them all.
 """
 from __future__ import annotations
 
@@ -56,11 +54,6 @@ class Attempt:
         if self.exit_code is not None and self.exit_code < 0:
             return f"killed by {signal.Signals(-self.exit_code).name}"
         return f"exit code {self.exit_code}"
-
-
-def substitute(argv: list[str], run_dir: str | Path) -> list[str]:
-    """``{run}`` in each argument -> this run's folder (absolute)."""
-    return [a.replace("{run}", str(Path(run_dir).resolve())) for a in argv]
 
 
 def probe_env(out: Path, fault: dict | None, every: int, reference: Path | None, hint: int | None) -> dict:

@@ -1,13 +1,10 @@
 """``audit(command)``: the kit's guarantee applied to any training script, by real faults.
 
-1. The command runs twice, never interrupted, each time in a fresh ``{run}`` folder: are the
-   two runs the same run? If not, the audit stops there (no resume can be exact). (Once, with
-   ``references=1``, for a command an earlier audit found deterministic.)
-2. Faults are planned from what the first run did (:mod:`course_lib.audit.plan`). Each
-   interrupted run starts in a fresh ``{run}`` folder; after each fault the resume command (the
-   same command unless ``resume_command`` is given) runs again in that folder.
-3. Each interrupted run is set beside the uninterrupted one by content
-   (:mod:`course_lib.audit.verdict`), and the findings are merged into one :class:`Report`.
+Two runs never interrupted (one with ``references=1``), faults planned from the first
+(:mod:`course_lib.audit.plan`), each interrupted run set beside it by content
+(:mod:`course_lib.audit.verdict`), the findings merged into one :class:`Report`; each run in a
+fresh ``{run}`` folder, resumed there by ``resume_command`` (else the command). The steps, and
+why: docs/audit.md ("What it does").
 
 The script is run as the user runs it: not edited, not imported. A command that cannot be
 audited raises :class:`AuditError` (the command line's exit code 2).
@@ -23,7 +20,7 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from course_lib.audit.attempt import Attempt, run_attempt, substitute
+from course_lib.audit.attempt import Attempt, run_attempt
 from course_lib.audit.diagnosis import reference_findings
 from course_lib.audit.judge import Reference
 from course_lib.audit.plan import DRAWN, KINDS, Fault, given, parse_fault, plan
@@ -40,17 +37,9 @@ class AuditError(ValueError):
 
 @dataclass
 class Settings:
-    """How an audit strikes. ``faults``: how many real faults, or the list of them by hand
-    (:class:`~course_lib.audit.plan.Fault` or ``"KIND@STEP[:RANK]"``, e.g. ``"sigkill@7:1"``),
-    ``per_run`` of them in each interrupted run, chosen by ``seed`` among ``kinds``.
-    ``every``: digest parameters, gradients and optimizer state every ``every`` steps (1: every
-    step; the rest is recorded every step). ``timeout``: seconds one attempt may take (default:
-    four times the uninterrupted run, at least a minute). ``grace``: seconds a script has after
-    SIGTERM to save and leave. ``budget``: no new interrupted run starts after that many seconds.
-    ``strict``: lost work (steps trained again that a checkpoint held) fails the audit too.
-    ``references``: uninterrupted runs before the faults; 2 checks that the command is
-    deterministic, 1 trusts it to be (a script an earlier audit found so, audited again after a
-    fix: one start fewer, and no finding can say it is not)."""
+    """How an audit strikes: the command line's options, their names and defaults
+    (``python -m course_lib audit --help``). ``faults``: how many, or the list of them by hand
+    (:class:`~course_lib.audit.plan.Fault` or ``"KIND@STEP[:RANK]"``, e.g. ``"sigkill@7:1"``)."""
     faults: int | list[Fault | str] = 8
     per_run: int = 2
     seed: int = 0
@@ -137,7 +126,8 @@ class _Audit:
     def _attempt(self, argv: list[str], run: str, i: int, **kw) -> Attempt:
         run_dir = self.out / "runs" / run
         run_dir.mkdir(parents=True, exist_ok=True)
-        return run_attempt(substitute(argv, run_dir), self.out / "records" / run / f"attempt-{i}",
+        argv = [a.replace("{run}", str(run_dir.resolve())) for a in argv]  # absolute: a command may cd
+        return run_attempt(argv, self.out / "records" / run / f"attempt-{i}",
                            self.out / "logs" / f"{run}-{i}.log", every=self.s.every, **kw)
 
     def _reference(self, name: str, timeout: float) -> Attempt:

@@ -17,17 +17,6 @@ from course_lib.audit.auditor import AuditError, audit
 from course_lib.audit.report import BAD_INPUT
 
 
-def scripts_of(pattern: str) -> list[Path]:
-    """The scripts ``pattern`` names: a folder's ``*.py`` files, or a glob's matches (sorted)."""
-    path = Path(pattern)
-    found = sorted(path.glob("*.py")) if path.is_dir() else sorted(Path(p) for p in glob.glob(pattern))
-    found = [p for p in found if p.is_file() and not p.name.startswith("_")]
-    if not found:
-        raise AuditError(f"--each {pattern} names no script: give a folder of .py files or a pattern like "
-                         "'submissions/*.py'")
-    return found
-
-
 def audit_each(pattern: str, command: list[str], resume_command: list[str] | None = None, out: str | Path = "audit",
                **options) -> list[dict]:
     """Audit every script of ``pattern`` with ``command`` (``{script}`` replaced); returns one row
@@ -36,9 +25,15 @@ def audit_each(pattern: str, command: list[str], resume_command: list[str] | Non
     if not any("{script}" in a for a in command):
         raise AuditError("with --each the command needs {script} where each script goes, e.g. "
                          "python -m course_lib audit --each submissions/ -- python {script} --out {run}")
+    path = Path(pattern)
+    found = sorted(path.glob("*.py")) if path.is_dir() else sorted(Path(p) for p in glob.glob(pattern))
+    scripts = [p for p in found if p.is_file() and not p.name.startswith("_")]
+    if not scripts:
+        raise AuditError(f"--each {pattern} names no script: give a folder of .py files or a pattern like "
+                         "'submissions/*.py'")
     out = Path(out)
     rows = []
-    for script in scripts_of(pattern):
+    for script in scripts:
         argv = [a.replace("{script}", str(script)) for a in command]
         again = [a.replace("{script}", str(script)) for a in resume_command] if resume_command else None
         try:

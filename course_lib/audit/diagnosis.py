@@ -1,17 +1,17 @@
-"""What the facts of :mod:`course_lib.audit.judge` mean, named as :mod:`course_lib.audit.findings`:
-what went wrong at one restart (:func:`restart_findings`), and what two runs never interrupted
-say about the script itself (:func:`reference_findings`).
+"""What the facts of :mod:`course_lib.audit.judge` mean, as findings (the pipeline:
+:mod:`course_lib.audit.verdict`): what went wrong at one restart (:func:`restart_findings`), and
+what two runs never interrupted say about the script itself (:func:`reference_findings`).
 
-A restart is read in the order a step reads its state (:data:`~course_lib.audit.judge.ORDER`):
-a difference earlier in the list explains the later ones, so only the first cause is named.
-Before that, where the restart went on from: a resume from an older checkpoint than the newest
-complete one is lost work, not a different run.
+Only the first cause is named (a difference earlier in :data:`~course_lib.audit.judge.ORDER`
+explains the later ones); a resume from an older checkpoint than the newest complete one is lost
+work, not a different run.
 """
 from __future__ import annotations
 
 from course_lib.audit.findings import Finding
 from course_lib.audit.judge import ORDER, Difference, Reference, Segment, compare_references
 from course_lib.audit.plan import CUT_KINDS, Fault
+from course_lib.audit.records import load_errors
 
 
 def newest_checkpoint(ref: Reference, fault: Fault) -> int | None:
@@ -82,7 +82,7 @@ def _scheduler(ref: Reference, seg: Segment, diff: Difference, values: dict) -> 
     of a later place of the schedule only (fast-forwarded too far)."""
     ours, theirs = diff.ours["lr"], diff.theirs["lr"]
     used = sorted(g for g, s in ref.steps[seg.rank].items() if s.get("lr") == ours)
-    said = {**values, "ours": _lr(ours), "theirs": _lr(theirs)}
+    said = {**values, "ours": ", ".join(f"{v:.4g}" for v in ours), "theirs": ", ".join(f"{v:.4g}" for v in theirs)}
     if not used or used[0] <= diff.step:
         return Finding("scheduler", said)
     return Finding("scheduler-offset", {**said, "then": used[0]})
@@ -97,7 +97,7 @@ def _pending(ref: Reference, seg: Segment) -> int:
 
 def _after_cut(name: dict, resumed: int, nxt: list[Segment], newest: int | None) -> list[Finding]:
     """A crash during a save: did the resume lose the checkpoint before it?"""
-    errors = [e for s in nxt for e in s.process.of_type("load") if "error" in e]
+    errors = load_errors([s.process for s in nxt])
     if errors:
         return [Finding("not-atomic-read", {"fault": name, "target": errors[0]["target"],
                                             "error": errors[0]["error"][:120]})]
@@ -157,22 +157,15 @@ def _rng(name: dict, nxt: list[Segment], rngs: list[str]) -> Finding:
     bad = sorted(s.rank for s in nxt if s.at_start and any(c in s.at_start.components for c in rngs))
     good = sorted(s.rank for s in nxt if s.rank not in bad)
     if bad and good:
-        return Finding("rng-rank", {"fault": name, "rngs": rngs, "bad": _ranks(bad), "good": _ranks(good)})
+        return Finding("rng-rank", {"fault": name, "rngs": rngs, "bad": ", ".join(map(str, bad)),
+                                    "good": ", ".join(map(str, good))})
     events = [e for s in nxt for e in s.process.events if e.get("local_step") == 0]
     loaded = max((j for j, e in enumerate(events) if e["type"] == "load"), default=-1)
     which = {c.removeprefix("rng.") for c in rngs}
     reseeded = any(e["type"] == "seed" and e["which"] in which for e in events[loaded + 1:]) and loaded >= 0
     restored = any(e["type"] == "restore" and e["which"] in which for e in events)
     kind = "rng-reseeded" if reseeded and not restored else "rng-drawn" if restored else "rng"
-    return Finding(kind, {"fault": name, "rngs": rngs, "ranks": _ranks(bad or good)})
-
-
-def _ranks(ranks: list[int]) -> str:
-    return ", ".join(map(str, ranks))
-
-
-def _lr(values: list[float]) -> str:
-    return ", ".join(f"{v:.4g}" for v in values)
+    return Finding(kind, {"fault": name, "rngs": rngs, "ranks": ", ".join(map(str, bad or good))})
 
 
 # --------------------------------------------------------------------------- the script itself

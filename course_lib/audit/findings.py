@@ -1,16 +1,11 @@
 """The audit's findings: what went wrong, in one line each, and the fix in the chapter's terms.
 
 Every finding has a ``kind`` (the state or habit at fault), a line made from a template and the
-run's numbers, and the fix. They come in the order a person fixes things (:data:`KINDS`):
-first whether the script is deterministic at all, then whether a run starts again after a
-fault, where it went on from, which state differed there, where it parted later, the end.
-
-Three classes, kept apart: a *defect* makes the resumed run another run (not exact); *lost
-work* (:data:`LOST`) leaves it the same run but trains steps again that a checkpoint had saved,
-or could have saved (a SIGTERM without a save, a resume from an older checkpoint than the
-newest complete one): its line says how many; a *note* (:data:`NOTES`) says something about
-the audit itself. The templates are English; :func:`course_lib.lab.audit_view.audit_findings`
-shows them in the notebook's language.
+run's numbers, and the fix; :data:`KINDS` is the order a person fixes things in. Three classes,
+kept apart: a *defect* makes the resumed run another run; *lost work* (:data:`LOST`) leaves it
+the same run, steps trained again (docs/audit.md, "Two verdicts"); a *note* (:data:`NOTES`) says
+something about the audit itself. The templates are English;
+:func:`course_lib.lab.audit_view.audit_findings` shows them in the notebook's language.
 """
 from __future__ import annotations
 

@@ -1,19 +1,17 @@
 """Runs compared by content: two uninterrupted runs with each other, an interrupted run's every
-restart with the uninterrupted run from the step it went on from.
+restart with the uninterrupted run from the step it went on from. What it returns are facts
+(:class:`Segment`, :class:`Difference`), not findings (the pipeline: :mod:`course_lib.audit.verdict`).
 
-The unit is a *segment*: the steps one process of one rank took. A segment's first step says
-where it went on from (:func:`course_lib_audit_digests.resume_point`: the reference step whose state
-after it equals this process's state before its first step); from there each of its steps is
-set beside the reference's step of the same number, component by component, in the order a
-step reads them (:data:`ORDER`). What this module returns are facts (:class:`Segment`,
-:class:`Difference`); :mod:`course_lib.audit.findings` names them and gives the fix.
+The unit is a *segment*: the steps one process of one rank took, from where its first step says
+it went on (:func:`course_lib_audit_digests.resume_point`), each set beside the reference's step of
+the same number, component by component, in the order a step reads them (:data:`ORDER`).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from course_lib.audit.probe.course_lib_audit_digests import resume_point
-from course_lib.audit.records import Process, alignment_table, segments
+from course_lib.audit.records import Process, alignment_table
 
 # what a step is made of, in the order it reads them: a difference earlier in the list explains the later ones
 ORDER = ("params_before", "state_before", "lr", "hyper", "scale", "rng.python", "rng.numpy", "rng.torch", "rng.cuda",
@@ -57,7 +55,6 @@ class Reference:
             self.steps.setdefault(p.rank, {s["local_step"]: s for s in p.steps})  # the reference's numbers: 1, 2, ...
             self.final.setdefault(p.rank, p.final_params())
             self.final_ema.setdefault(p.rank, p.final_ema())
-        self.after = {int(r): {c: (params, state) for c, params, state in rows} for r, rows in self.table.items()}
         # the RNGs something draws from while it trains (their state changes): only those can change a resumed run
         self.live = {r: {f"rng.{name}" for name in {n for s in st.values() for n in s.get("rng", {})}
                          if len({s.get("rng", {}).get(name) for s in st.values()}) > 1} for r, st in self.steps.items()}
@@ -66,7 +63,7 @@ class Reference:
     def ranks(self) -> list[int]:
         return sorted(self.steps)
 
-    def length(self, rank: int = 0) -> int:
+    def length(self, rank: int) -> int:
         return max(self.steps.get(rank, {0: None}))
 
     def data_step(self, rank: int, batches: list[str] | None, near: int) -> int | None:
@@ -124,7 +121,8 @@ def follow(ref: Reference, attempts: list[list[Process]]) -> list[Segment]:
     out = []
     for rank in ref.ranks:
         reached = None
-        for attempt, process in segments(attempts, rank):
+        for attempt, process in [(i, p) for i, procs in enumerate(attempts)
+                                 for p in procs if p.rank == rank]:  # no step: no rank
             first = process.steps[0]
             start = resume_point(ref.table.get(str(rank), []), first.get("params_before"), first.get("state_before"),
                                  reached)
@@ -145,7 +143,7 @@ def _walk(ref: Reference, seg: Segment) -> None:
         if g not in theirs:
             seg.parted = Difference(g, seg.rank, ["steps"])
             return
-        before = ref.after[seg.rank].get(g - 1) if j == 0 else None
+        before = {c: (params, state) for c, params, state in ref.table[str(seg.rank)]}.get(g - 1) if j == 0 else None
         diff = compare_step(ours, theirs[g], seg.rank, g, before, ref.live[seg.rank])
         if j == 0:
             seg.at_start = diff

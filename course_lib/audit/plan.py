@@ -1,18 +1,9 @@
 """Which faults an audit delivers, chosen by a seed from what the reference run did.
 
-Five kinds, each a real signal (:mod:`course_lib.audit.probe`), the last one only when named:
-
-* ``sigkill``: one rank is SIGKILLed as a step begins (a crash: nothing the script does runs);
-* ``sigterm``: every rank gets SIGTERM as a step begins, as a scheduler's preemption reaches
-  the whole job; the script has a grace period to save and leave;
-* ``during-save``: half of one of the script's checkpoint files is written, then SIGKILL;
-* ``after-save``: SIGKILL as the step right after a save begins (the newest checkpoint is the
-  one just written: is it complete and is it the one resumed from?);
-* ``during-commit`` (given by hand, not drawn): the save is written whole, then SIGKILL just
-  before the rename that puts it in place, or half-way through a copy onto the checkpoint.
-
-The steps are spread over the run (one per stretch of ``steps / count`` steps, its place in the
-stretch drawn by the seed), the save-bound kinds moved to the nearest save. Several faults
+The kinds (:data:`KINDS`, each a real signal of :mod:`course_lib.audit.probe`; what each is and
+finds: docs/audit.md, "What it does") are drawn by the seed, except ``during-commit``: only when
+named. The steps are spread over the run (one per stretch of ``steps / count`` steps, its place
+in the stretch drawn by the seed), the save-bound kinds moved to the nearest save. Several faults
 share one run (``per_run``): the first kills the run, the resumed run is killed by the next
 one, and so on; the run's last attempt goes to its end undisturbed.
 """

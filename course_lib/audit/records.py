@@ -4,7 +4,7 @@ step or saved, loaded or seeded something, and per rank the table a resume is fo
 The records and their keys: :mod:`course_lib.audit.probe.course_lib_audit_schema`. A process's
 rank is the one its first step recorded (``torch.distributed`` by then, else ``$RANK``, else 0).
 A rank may have several processes in one attempt (a launcher that restarts its workers):
-:func:`segments` puts them in the order they started.
+:func:`read_processes` puts them in the order they started.
 """
 from __future__ import annotations
 
@@ -68,9 +68,9 @@ def read_processes(folder: str | Path) -> list[Process]:
     return sorted(out, key=lambda p: p.started)
 
 
-def segments(attempts: list[list[Process]], rank: int) -> list[tuple[int, Process]]:
-    """``(attempt index, process)`` for every process of ``rank`` that took a step, in order."""
-    return [(i, p) for i, procs in enumerate(attempts) for p in procs if p.rank == rank]  # no step: no rank
+def load_errors(processes: list[Process]) -> list[dict]:
+    """The ``load`` records that failed (a checkpoint the script could not read), in order."""
+    return [e for p in processes for e in p.of_type("load") if "error" in e]
 
 
 def alignment_table(processes: list[Process]) -> dict[str, list]:

@@ -1,12 +1,8 @@
 """An audit's result: a table a person reads in the terminal, ``report.json`` a program reads,
 and the exit code a CI job reads (0: every fault resumed bit-identically; 1: not; with
-``strict``, lost work fails too).
-
-Two verdicts are kept apart: *exact* (after every fault the run went on bit-identically with the
-run never interrupted) and *lost work* (steps trained again that a checkpoint had saved or a
-SIGTERM could have: the same run, paid twice). :class:`Report` holds the facts;
-:meth:`Report.text` is the terminal's table; the notebooks' (translated) tables are
-:func:`course_lib.lab.audit_view.audit_findings` (and its verdict, :func:`~course_lib.lab.audit_view.audit_verdict`).
+``strict``, lost work fails too: docs/audit.md, "Two verdicts"). The notebooks' (translated)
+tables are :func:`course_lib.lab.audit_view.audit_findings` and its verdict,
+:func:`~course_lib.lab.audit_view.audit_verdict`.
 """
 from __future__ import annotations
 
@@ -74,10 +70,6 @@ class Report:
         return sum(r.lost for r in self.runs)
 
     @property
-    def lost_faults(self) -> int:
-        return sum(row.lost > 0 for r in self.runs for row in r.rows)
-
-    @property
     def exit_code(self) -> int:
         return EXACT if self.exact and not (self.strict and self.lost) else NOT_EXACT
 
@@ -87,7 +79,8 @@ class Report:
         bad = sum(not r.exact for r in self.runs)
         case = ("deterministic" if self.nondeterminism else "lost" if self.exact and self.lost else
                 "exact" if self.exact else "runs" if bad else "habit")
-        return case, {"n": self.faults, "k": self.lost_faults, "lost": self.lost, "runs": len(self.runs), "bad": bad}
+        k = sum(row.lost > 0 for r in self.runs for row in r.rows)  # faults that lost work
+        return case, {"n": self.faults, "k": k, "lost": self.lost, "runs": len(self.runs), "bad": bad}
 
     @property
     def verdict(self) -> str:

@@ -2,13 +2,8 @@
 answers for every process it starts, and for none other (Linux; stdlib only).
 
 Run by :func:`course_lib.audit.attempt.run_attempt` as ``python supervisor.py CONFIG.json``; it
-writes ``{"exit_code", "seconds", "timed_out"}`` to the config's ``result``. It is a child
-subreaper (``PR_SET_CHILD_SUBREAPER``), so the command's processes stay its descendants, torchrun's
-workers in sessions of their own included. Once the command ends (``timeout``; ``grace`` after a
-SIGTERM fault) it SIGKILLs what of it lives, each through a pidfd opened while it is a descendant
-(a reused PID is never hit), and signals nothing else: the faults come from inside the audited
-processes. If the auditor dies, ``PR_SET_PDEATHSIG`` has it end the command before it leaves.
-Why each: docs/audit.md ("The process boundary").
+writes ``{"exit_code", "seconds", "timed_out"}`` to the config's ``result``. How (a child
+subreaper, pidfds, ``PR_SET_PDEATHSIG``) and why: docs/audit.md ("The process boundary").
 """
 from __future__ import annotations
 

@@ -1,10 +1,7 @@
-"""The verdict on one interrupted run: facts from :mod:`course_lib.audit.judge`, named by
-:mod:`course_lib.audit.diagnosis` and :mod:`course_lib.audit.findings`.
-
-For each fault of a run: was it delivered, did the run start again, from which step of the
-uninterrupted run did it go on (steps redone; steps *lost*, where a checkpoint had saved them or
-a SIGTERM could have), which state matched there, where it first parted. Then the run's end:
-the same number of steps, the same final parameters. Only the first parting of a run is
+"""The verdict on one interrupted run, the audit's pipeline: :mod:`course_lib.audit.judge` sets
+it beside the run never interrupted (facts), :mod:`course_lib.audit.diagnosis` says what they
+mean as :mod:`course_lib.audit.findings`. One :class:`FaultRow` per fault (the report's table:
+docs/audit.md, "What it does"), then the run's end. Only the first parting of a run is
 explained: what follows it differs because of it.
 """
 from __future__ import annotations
@@ -17,6 +14,7 @@ from course_lib.audit.diagnosis import restart_findings
 from course_lib.audit.findings import Finding
 from course_lib.audit.judge import Reference, Segment, follow
 from course_lib.audit.plan import CUT_KINDS, Fault
+from course_lib.audit.records import load_errors
 
 STATE = ("params", "optimizer", "lr", "rng", "batches")  # the columns of "the state at the resume"
 
@@ -179,14 +177,10 @@ def _failed_restart(fault: Fault, after: Attempt) -> list[Finding]:
     """A restart that took no step: a failure (the checkpoint a cut save left, or another error), or nothing."""
     if after.exit_code == 0:
         return []
-    error = _load_error(after) or after.last_line
+    errors = load_errors(after.processes)
+    error = f"{errors[0]['error'][:160]}, reading {errors[0]['target']}" if errors else after.last_line
     return [Finding("not-atomic" if fault.kind in CUT_KINDS else "did-not-start",
                     {"fault": fault.for_report(), "error": error})]
-
-
-def _load_error(attempt: Attempt) -> str | None:
-    errors = [e for p in attempt.processes for e in p.of_type("load") if "error" in e]
-    return f"{errors[0]['error'][:160]}, reading {errors[0]['target']}" if errors else None
 
 
 def _sigterm(fault: Fault, here: Attempt, nxt: list[Segment], row: FaultRow) -> list[Finding]:
