@@ -133,15 +133,6 @@ class TrainConfig:
         for name, item_type in LIST_FIELDS.items():
             setattr(self, name, _as_list(getattr(self, name), item_type))
         self.kill_at_step = [s for s in self.kill_at_step if s]  # 0 = no kill (the old single-value form)
-        problems = self._size_and_choice_problems() + self._kill_problems()
-        if not -1 <= self.corrupt_rank < self.world_size:
-            problems.append(f"corrupt_rank {self.corrupt_rank} is not a rank of world_size {self.world_size} (-1 = none)")
-        if self.epochs < 1:
-            problems.append(f"epochs must be >= 1 (got {self.epochs}); --max-steps caps the run inside them")
-        if problems:
-            raise ConfigError("bad TrainConfig: " + "; ".join(problems))
-
-    def _size_and_choice_problems(self) -> list[str]:
         problems = []
         if self.world_size < 1:
             problems.append(f"world_size must be >= 1 (got {self.world_size}): one process per rank, "
@@ -152,10 +143,7 @@ class TrainConfig:
             problems.append(f"resume_mode must be one of {RESUME_MODES} (got {self.resume_mode!r})")
         if self.precision not in ("fp32", "bf16"):
             problems.append(f"precision must be 'fp32' or 'bf16' (got {self.precision!r})")
-        return problems
-
-    def _kill_problems(self) -> list[str]:
-        problems = [f"kill_mode must be one of {KILL_MODES} (got {m!r})" for m in self.kill_mode if m not in KILL_MODES]
+        problems += [f"kill_mode must be one of {KILL_MODES} (got {m!r})" for m in self.kill_mode if m not in KILL_MODES]
         if self.kill_at_step:
             problems += [f"kill_rank {r} is not a rank of world_size {self.world_size} (ranks are 0..{self.world_size - 1})"
                          for r in self.kill_rank if not 0 <= r < max(self.world_size, 1)]
@@ -164,7 +152,12 @@ class TrainConfig:
                 if len(getattr(self, name)) not in (1, len(self.kill_at_step)):
                     problems.append(f"{name} gives {len(getattr(self, name))} values for {len(self.kill_at_step)} kills: "
                                     "give one value for all kills or one per kill")
-        return problems
+        if not -1 <= self.corrupt_rank < self.world_size:
+            problems.append(f"corrupt_rank {self.corrupt_rank} is not a rank of world_size {self.world_size} (-1 = none)")
+        if self.epochs < 1:
+            problems.append(f"epochs must be >= 1 (got {self.epochs}); --max-steps caps the run inside them")
+        if problems:
+            raise ConfigError("bad TrainConfig: " + "; ".join(problems))
 
     def planned_steps(self, steps_per_epoch: int) -> int:
         """Optimizer steps this run will take: its epochs, capped by ``max_steps``."""

@@ -57,7 +57,7 @@ def load_classifier(run_dir: str | Path) -> Classifier:
     raises ConfigError for a run without weights, or weights that do not fit its config."""
     from course_lib.checkpoint.store import latest_valid, load_part
     from course_lib.data.tokenization import load_tokenizer
-    from course_lib.ddp.models import build_model
+    from course_lib.ddp.models import model_for
     from course_lib.paths import read_config
     from course_lib.paths import run_dir as check_run_dir
 
@@ -70,8 +70,7 @@ def load_classifier(run_dir: str | Path) -> Classifier:
     tokenizer = load_tokenizer(cfg.tokenizer)
     weights = load_part(folder, "model.pt")  # weights_only=True: data, never code (CheckpointError if not)
     try:
-        model = build_model(cfg.model, len(tokenizer), cfg.max_length,
-                            **({"dim": cfg.embed_dim} if cfg.model == "bag" else {}), dropout=cfg.dropout)
+        model = model_for(cfg, len(tokenizer))
         model.load_state_dict(weights)
     except (ValueError, RuntimeError) as err:
         raise ConfigError(f"the weights in {folder} do not fit the model that {run_dir}/config.json describes "

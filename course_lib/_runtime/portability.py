@@ -39,11 +39,9 @@ def process_group_env(master_addr: str = "127.0.0.1") -> dict[str, str]:
     return {k: v for k, v in want.items() if k not in os.environ}
 
 
-def apply_process_group_env(master_addr: str = "127.0.0.1") -> dict[str, str]:
-    """Set :func:`process_group_env` in this process (spawned ranks inherit it); returns what was set."""
-    env = process_group_env(master_addr)
-    os.environ.update(env)
-    return env
+def apply_process_group_env(master_addr: str = "127.0.0.1") -> None:
+    """Set :func:`process_group_env` in this process (spawned ranks inherit it)."""
+    os.environ.update(process_group_env(master_addr))
 
 
 def tcpstore_uses_libuv() -> bool:

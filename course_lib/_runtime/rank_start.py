@@ -55,11 +55,11 @@ def start_ranks(worker: Callable, args: tuple, nprocs: int, method: str = "auto"
                               nprocs=nprocs, join=False, start_method=method)
 
 
-def start_process(target: Callable, args: tuple = (), method: str = "auto") -> multiprocessing.process.BaseProcess:
+def start_process(target: Callable, args: tuple = ()) -> multiprocessing.process.BaseProcess:
     """``target(*args)`` in one new process, started as a rank is, with this process's
     environment; returns the started ``multiprocessing.Process`` (``join``, ``exitcode``: -9
     when a SIGKILL ended it). ``target`` must live in a module."""
-    context: Any = multiprocessing.get_context(_method(method, [target.__module__]))  # typeshed's BaseContext has no Process
+    context: Any = multiprocessing.get_context(_method("auto", [target.__module__]))  # typeshed's BaseContext has no Process
     proc = context.Process(target=_in_environment, args=(target, dict(os.environ), *args))
     proc.start()
     return proc

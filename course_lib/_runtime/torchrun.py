@@ -13,13 +13,11 @@ TRAIN = ["-m", "course_lib", "train"]
 
 
 def torchrun_command(cfg: TrainConfig, nnodes: int = 1, nproc_per_node: int = 2, node_rank: int | str = 0,
-                     master_addr: str = "127.0.0.1", master_port: int = 29500, max_restarts: int = 0) -> str:
+                     master_addr: str = "127.0.0.1", master_port: int = 29500) -> str:
     """The shell command that runs ``cfg`` on ``nnodes`` x ``nproc_per_node`` ranks, on node
     ``node_rank`` (run it on every node with its own ``node_rank``). Notebook 03, §6."""
     args = ["--nnodes", str(nnodes), "--nproc-per-node", str(nproc_per_node), "--node-rank", str(node_rank),
             "--master-addr", master_addr, "--master-port", str(master_port)]
-    if max_restarts:
-        args += ["--max-restarts", str(max_restarts)]
     train = [*TRAIN, "--run-dir", cfg.run_dir, *cfg.to_args(skip=("run_dir", "world_size"))]
     return shell_line({}, ["torchrun", *args, *train])
 

@@ -1,11 +1,8 @@
 """Real faults: real signals sent to real worker processes.
 
-A run may be killed several times: ``--kill-at-step 13 27`` plans two kills. Each planned kill
-fires **once per run**, in whichever attempt first reaches its step, on its rank
-(``--kill-rank``, one value for all kills or one per kill), in its mode (``--kill-mode``, the
-same). The rank that fires writes the kill to ``DIR/faults.jsonl`` first, so the resumed
-attempt, which passes that step again, knows it already happened: the same command line,
-repeated with ``--resume auto`` (or by torchrun's ``--max-restarts``), ends after the last kill.
+Each planned kill fires **once per run**: the rank that fires writes it to ``DIR/faults.jsonl``
+first, so a resumed attempt that passes its step again knows it already happened (see
+docs/cli.md, "Killed again and again").
 
 Three modes:
 
@@ -15,15 +12,9 @@ Three modes:
   finishes, the ranks agree (one all-reduce) to stop, save a checkpoint and exit. This is how
   schedulers (Slurm, Kubernetes, spot instances) announce a preemption.
 * ``during-save``: SIGKILL in the middle of writing the first checkpoint at or after the
-  step, with half of a file on disk. The commit protocol must make that harmless. The kill is
-  a wrapper around the checkpoint's writer (:meth:`FaultInjector.writer`): the production
-  writer, :func:`course_lib.checkpoint.store.write_part`, knows nothing of faults.
-
-The trainer knows nothing of them either: ``launch`` hands it a :class:`FaultInjector` (a
-:class:`~course_lib.ddp.seams.FaultHook`) only when a kill is asked for.
-
-A kill that cannot fire in this attempt (its step is behind the resumed step, or beyond the
-end of the run) is reported, never silently ignored.
+  step, with half of a file on disk. The commit protocol must make that harmless. The
+  production writer, :func:`course_lib.checkpoint.store.write_part`, knows nothing of faults,
+  and neither does the trainer (:class:`FaultInjector`).
 """
 from __future__ import annotations
 
@@ -127,20 +118,16 @@ class FaultInjector:
             write_half(obj, path, then=lambda: self._fire(kill))
 
 
-def write_half(obj, target, then: Callable[[], None]) -> None:
+def write_half(obj, path: str | Path, then: Callable[[], None]) -> None:
     """What a crash half-way through a write leaves: the first half of ``obj``'s bytes (bytes, or
-    a state serialised as ``torch.save`` would) in ``target`` (a path or an open binary file),
-    flushed and fsynced, then ``then()`` (the kill). The one cut-a-save-half-way of the kit: the
-    trainer's kills and the exercises' use it (the audit's probe has its own: it runs in scripts
-    that have no kit)."""
+    a state serialised as ``torch.save`` would) in ``path``, flushed and fsynced, then ``then()``
+    (the kill). The one cut-a-save-half-way of the kit: the trainer's kills and the exercises' use
+    it (the audit's probe has its own: it runs in scripts that have no kit)."""
     data = obj if isinstance(obj, (bytes, memoryview)) else store.serialize(obj)
-    handle = open(target, "wb") if isinstance(target, (str, os.PathLike)) else target
-    handle.write(data[: len(data) // 2])
-    try:
-        handle.flush()
-        os.fsync(handle.fileno())
-    except (OSError, ValueError, AttributeError):  # an in-memory buffer: nothing of it reaches the disk
-        pass
+    with open(path, "wb") as f:
+        f.write(data[: len(data) // 2])
+        f.flush()
+        os.fsync(f.fileno())
     then()
 
 

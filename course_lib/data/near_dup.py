@@ -109,6 +109,10 @@ class NearDupResult:
     params: dict = field(default_factory=dict)
     seconds: float = 0.0
 
+    def straddling(self, n_train: int) -> list[tuple[int, int, float]]:
+        """For ``texts = train + test``: the pairs with one member in each, ``(train index, test index, Jaccard)``."""
+        return [(i, j - n_train, s) for i, j, s in self.pairs if i < n_train <= j]
+
 
 def _bucket_pairs(keys: np.ndarray) -> set[tuple[int, int]]:
     """The pairs ``(i, j)``, ``i < j``, of texts that share a bucket ``key``."""

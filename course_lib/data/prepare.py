@@ -139,8 +139,7 @@ def prepare_imdb(
     nd = find_near_duplicates(train["text"] + test["text"], progress=progress)
     n_train = len(train["text"])
     drop_train = {i for i in nd.dropped if i < n_train}
-    # a test review near-identical to any train review is a leak: drop it from test
-    leaked = {j - n_train for i, j, _ in nd.pairs if i < n_train <= j}
+    leaked = {j for _, j, _ in nd.straddling(n_train)}  # a leak: dropped from test
     info["near_dup"] = {**nd.params, "pairs": len(nd.pairs), "train_dropped": len(drop_train),
                         "test_leaks_dropped": len(leaked), "seconds": round(nd.seconds, 2)}
     train = select_rows(train, [i for i in range(n_train) if i not in drop_train])

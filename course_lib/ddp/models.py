@@ -11,6 +11,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from course_lib.config import TrainConfig
+
 MODELS = ("bag", "transformer", "minilm")
 
 
@@ -98,6 +100,12 @@ def build_model(name: str, vocab_size: int, max_length: int = 512, **kw) -> nn.M
             raise ValueError("minilm needs the bert-base-uncased WordPiece ids (tokenizer='wordpiece')")
         return MiniLMClassifier(**kw)
     raise ValueError(f"unknown model {name!r}; choose one of {MODELS}")
+
+
+def model_for(cfg: TrainConfig, vocab_size: int) -> nn.Module:
+    """The model ``cfg`` describes, untrained: the one a run trains and the one ``predict`` loads its weights into."""
+    return build_model(cfg.model, vocab_size, cfg.max_length, **({"dim": cfg.embed_dim} if cfg.model == "bag" else {}),
+                       dropout=cfg.dropout)
 
 
 def parameter_count(model: nn.Module) -> int:

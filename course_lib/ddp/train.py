@@ -1,17 +1,10 @@
 """One rank's training loop with DDP: one step, one save, one resume, read top to bottom.
 
-The PyTorch DDP tutorial's ``Trainer``: ``__init__`` builds everything for this rank's place in
-the group and wraps the model in ``DistributedDataParallel``; :meth:`Trainer.train` runs the
-epochs, :meth:`Trainer._run_epoch` their steps, :meth:`Trainer._run_batch` one optimizer step,
-:meth:`Trainer._save_checkpoint` and :meth:`Trainer.resume` move the whole state to disk and
-back. The state (:meth:`Trainer.stateful`) is model, optimizer, LR scheduler, the loop's
-position and every rank's RNG. The data order is a pure function of (seed, epoch, step)
-(:mod:`course_lib.ddp.sampling`), so a resumed run is bit-identical to one never interrupted.
-
-What a rank trains is built in :mod:`course_lib.ddp.training`. An extension plugs in through the
-:class:`~course_lib.ddp.seams.Seams` it passes (its gradient sync, its votes at a step's end),
-never by overriding a method; a fault is a :class:`~course_lib.ddp.seams.FaultHook` passed only
-when one is asked for. This module names neither.
+The PyTorch DDP tutorial's ``Trainer``. Its state (:meth:`Trainer.stateful`) is model, optimizer,
+LR scheduler, the loop's position and every rank's RNG; the data order is a pure function of
+(seed, epoch, step) (:mod:`course_lib.ddp.sampling`), so a resumed run is bit-identical to one never
+interrupted. An extension plugs in through the :class:`~course_lib.ddp.seams.Seams` it passes, never
+by overriding a method; a fault is a :class:`~course_lib.ddp.seams.FaultHook`. This module names neither.
 """
 from __future__ import annotations
 

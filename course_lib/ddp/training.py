@@ -12,7 +12,7 @@ from course_lib.checkpoint import resume as resuming
 from course_lib.checkpoint import store as ckpt
 from course_lib.config import TrainConfig
 from course_lib.data.prepare import TokenSplit, prepared_for_rank
-from course_lib.ddp.models import build_model
+from course_lib.ddp.models import model_for
 
 
 def linear_schedule(optimizer: torch.optim.Optimizer, warmup: int, total: int) -> torch.optim.lr_scheduler.LambdaLR:
@@ -58,8 +58,7 @@ class Training:
         if len(set(data.train.labels.tolist())) < 2:
             raise ValueError("the training slice holds a single class: use a larger --train-limit")
         torch.manual_seed(cfg.seed)
-        model = build_model(cfg.model, data.info["tokenizer"]["vocab_size"], cfg.max_length,
-                            **({"dim": cfg.embed_dim} if cfg.model == "bag" else {}), dropout=cfg.dropout).to(device)
+        model = model_for(cfg, data.info["tokenizer"]["vocab_size"]).to(device)
         fused = {"fused": True} if cfg.fused_adamw and device.type in ("cpu", "cuda") else {}
         optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay, **fused)
         steps_per_epoch = len(data.train) // cfg.global_batch_size  # the sampler's, on any world size
