@@ -1,16 +1,7 @@
 """Beyond the chapter: what the kit adds to keeping long runs alive. Built on the core
 (:mod:`course_lib.ddp`, :mod:`course_lib.checkpoint`), which never imports it: each extension
 plugs into a seam of the core (a :class:`~course_lib.ddp.launch.Reduction` passed to ``launch``,
-the trainer's ``gradients`` and ``agreement``).
-
-* ``invariant`` + ``invariant_trainer``: ``--reduction invariant``, a gradient sum with the same
-  bits on any number of ranks (a resume on another world size is exact), and the survivors' save
-  of the last finished step when a peer dies.
-* ``elastic``: groups that lose a node and gain one back without a restart (``membership``,
-  ``regroup``, ``peer_state``: the state from a live peer; ``commands``: their torchrun lines),
-  and the drill that shows it (``drill``).
-* ``advisor`` (how often to save, from a run's own costs: Young/Daly) and ``random_failures``
-  (training through real random failures to check it).
+the trainer's ``gradients`` and ``agreement``). Its modules: the layout table of docs/README.md.
 
 :func:`reduction` names the kit's reductions; :func:`launch` is the core's ``launch`` with the
 reduction a config asks for.

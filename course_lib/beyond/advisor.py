@@ -12,16 +12,8 @@ work. With failures that arrive at random (exponential gaps, mean ``M``) three a
   are measured after a run, from its records, and the exact expectation is minimised over the
   interval in whole steps.
 
-The inputs come from the run directory: the step time from the ledger's timestamps, the
-save's blocking time (``checkpoint/blocking_seconds``) and writing time
-(``checkpoint/save_seconds``) from TensorBoard, the restart from each resumed attempt's launch
-(``attempts.jsonl``) to its first step of work (a run never interrupted: from its first start).
-With ``async_save`` the loop only pays the serialisation; the background write delays the moment
-the save protects anything, which to first order adds its length to the restart cost (``R + W``).
-
-The survivors' emergency save (``--reduction invariant``) changes the answer: a failure it
-covers costs a restart but no redone work. With a share ``q`` of failures covered, only
-``(1 - q)/M`` of them count for the interval, which grows as ``sqrt(1/(1 - q))``.
+Where each input comes from in the run directory, and ``covered`` (the share of failures the
+survivors' save covers: a restart, no redone work): docs/cli.md, "How often to save: advise".
 """
 from __future__ import annotations
 
@@ -96,14 +88,14 @@ def lost_share(every_steps, costs: Costs, mtbf: float, covered: float = 0.0) -> 
     return 1.0 - failure_free_wall(costs) / expected_wall(every_steps, costs, mtbf, covered)
 
 
-def simulate_walls(every_steps: int, costs: Costs, mtbf: float, runs: int = 2000, seed: int = 0) -> np.ndarray:
-    """Wall times of ``runs`` simulated runs under the same model (exponential failures that
+def simulate_walls(every_steps: int, costs: Costs, mtbf: float) -> np.ndarray:
+    """Wall times of 2,000 simulated runs (seed 0) under the same model (exponential failures that
     may strike start-up, work, saves and restarts; a failure loses the segment in progress).
     The expectation is :func:`expected_wall`; the simulation also gives the median and the
     spread, which is what a handful of real runs should be compared with: with few failures
     per run the distribution is skewed (a run that meets no failure is much faster than the mean)."""
-    rng = np.random.default_rng(seed)
-    return np.array([replay_wall(every_steps, costs, iter(lambda: rng.exponential(mtbf), None)) for _ in range(runs)])
+    rng = np.random.default_rng(0)
+    return np.array([replay_wall(every_steps, costs, iter(lambda: rng.exponential(mtbf), None)) for _ in range(2000)])
 
 
 def replay_wall(every_steps: int, costs: Costs, gaps: Iterator[float]) -> float:

@@ -1,15 +1,11 @@
 """A world-size-invariant optimizer step: the same bits on 1, 2 or 4 ranks.
 
 Plain DDP's all-reduce sums in an order that depends on the number of ranks, and each rank draws
-dropout from a stream of its own, so runs on other world sizes part after the first step. Four
-things remove both causes: **fixed micro-batches** (``M``, a power of two, the same at every world
-size; rank ``r`` of ``W`` computes the contiguous block ``r*M/W .. (r+1)*M/W - 1``, each padded as
-on any rank), **randomness per micro-batch** (seeded from ``(seed, step, j)``), **one fixed
-summation tree** (pairwise and balanced: a rank's block is a subtree, the rest is summed by
-all-reduces in pairs, recursive doubling) and **the same thread count per micro-batch**
-(``threads_per_rank``, default 1: a CPU kernel may sum in another order with more threads). Loss
-scaling, clipping, AdamW and the schedule are unchanged. What it guarantees, what it costs and what
-GPUs need besides: docs/invariant.md.
+dropout from a stream of its own, so runs on other world sizes part after the first step. Fixed
+micro-batches (a rank's contiguous block of them is a subtree), randomness per micro-batch, one
+fixed summation tree and the same thread count remove both causes; loss scaling, clipping, AdamW
+and the schedule are unchanged. How, what it guarantees, what it costs and what GPUs need
+besides: docs/invariant.md.
 """
 from __future__ import annotations
 
@@ -88,19 +84,11 @@ class InvariantStep:
     contiguous block of micro-batches, and no rank's own RNG is drawn (each micro-batch seeds its
     dropout), so a checkpoint needs no RNG file per rank.
 
-    Kept off the step's time (``bag``, 2 ranks: the exchange of its 20 MB gradient was half a
-    step; the costs are in docs/invariant.md):
-
-    * flat buffers allocated once, ``param.grad`` views of them: autograd accumulates in place
-      (a fresh tensor per micro-batch and addition cost ~8 ms in page faults);
-    * nothing is zeroed: a leaf's gradient, handed over whole (``param.grad`` is ``None``), is
-      copied in, and autograd adds its right sibling in place, the tree's ``a + b`` (a zeroed
-      leaf would be ``0 + a``: a pass more, and a ``-0`` turned into ``+0``);
-    * the exchange overlaps the last backward: each bucket is finished, and its pair all-reduce
-      started (``async_op``), as soon as its gradients are; every wait comes before
-      :meth:`compute` returns, so every collective of a step still precedes its optimizer step;
-    * only the blocks with a bit set travel (:meth:`_pair_sum`): the dense sum's bits;
-    * the loss travels the same tree (float64), started before the last backward."""
+    Kept off the step's time, with the same bits (docs/invariant.md): buffers allocated once,
+    ``param.grad`` views of them; nothing zeroed (:meth:`_no_gradient`); the exchange overlapping
+    the last backward (:meth:`_launch_ready`), every wait before :meth:`compute` returns, so every
+    collective of a step precedes its optimizer step; only the blocks with a bit set sent
+    (:meth:`_pair_sum`); the loss in the same tree (float64)."""
     traits = INVARIANT_TRAITS
 
     def __init__(self, model: torch.nn.Module, global_batch_size: int, micro_batch: int, world_size: int, rank: int,

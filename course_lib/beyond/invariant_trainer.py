@@ -10,13 +10,9 @@ Three things differ from DDP, each passed in or wrapped around, none overriding 
   (:mod:`course_lib.beyond.elastic`);
 * one intra-op thread per rank, whatever the world size: a CPU kernel may sum in another order
   with more threads;
-* **the survivors' save.** When a peer dies mid-step, the next collective fails on every rank
-  that is left (gloo: within milliseconds; NCCL usually hangs until its watchdog's timeout).
-  Every collective of a step comes before its optimizer step, so each survivor holds the state
-  of the last finished step, and no randomness belongs to the dead rank: a survivor saves it
-  and leaves with :data:`PEER_LOST` (exit code 75), and ``--resume auto`` loses no step.
-  torch's launchers SIGTERM the survivors soon after a rank fails (``launch``: after 10 s;
-  torchrun's agent: at once, SIGKILL 30 s later), so the save has to fit in that window.
+* **the survivors' save** (docs/invariant.md): a survivor of a peer's death saves the last
+  finished step and leaves with :data:`PEER_LOST` (exit code 75), within the window torch's
+  launchers leave it (``launch``: SIGTERM after 10 s; torchrun's agent: at once, SIGKILL 30 s later).
 """
 from __future__ import annotations
 

@@ -141,14 +141,13 @@ def calibrate(workdir: str | Path, base: TrainConfig, save_every: int | None = N
 
 
 def interval_study(workdir: str | Path, base: TrainConfig, intervals: list[int] | None, mtbf: float,
-                   repeats: int = 3, factors=(1 / 8, 1 / 2, 1, 2, 4), seed: int = 0, progress: bool = True,
-                   calibration: dict | None = None) -> dict:
+                   repeats: int = 3, seed: int = 0, calibration: dict | None = None) -> dict:
     """Calibrate (:func:`calibrate`, unless a ``calibration`` is given), predict the wall time at
     each interval with the advisor, then measure it ``repeats`` times per interval, interleaved,
-    under random failures. ``intervals=None`` takes the predicted optimum times ``factors``: too
-    often, about right, too rarely. Within one repetition every interval meets the same failure
-    times (common random numbers), so the intervals are compared under the same luck;
-    repetitions draw new times. Used in notebook 04 (optional deep-dive A)."""
+    under random failures. ``intervals=None`` takes the predicted optimum times 1/8, 1/2, 1, 2
+    and 4: too often, about right, too rarely. Within one repetition every interval meets the
+    same failure times (common random numbers), so the intervals are compared under the same
+    luck; repetitions draw new times. Used in notebook 04 (optional deep-dive A)."""
     from tqdm.auto import tqdm
 
     workdir = Path(workdir)
@@ -156,10 +155,11 @@ def interval_study(workdir: str | Path, base: TrainConfig, intervals: list[int] 
     costs = calibration["costs"]
     advice = advise(costs, mtbf)
     if not intervals:
-        intervals = sorted({min(max(round(advice["optimum_steps"] * f), 1), base.max_steps) for f in factors})
+        intervals = sorted({min(max(round(advice["optimum_steps"] * f), 1), base.max_steps)
+                            for f in (1 / 8, 1 / 2, 1, 2, 4)})
     runs = {k: [] for k in intervals}
     order = [(rep, k) for rep in range(repeats) for k in random.Random(seed + rep).sample(intervals, len(intervals))]
-    for rep, k in tqdm(order, desc=shown("runs through random failures"), disable=not progress):
+    for rep, k in tqdm(order, desc=shown("runs through random failures")):
         cfg = base.replace(run_dir=str(workdir / f"every-{k}-rep{rep}"), save_every_steps=k)
         gap_seed = seed * 1_000_003 + rep
         for attempt in range(1 + DISTURBED_RETRIES):  # noqa: B007 - the same failure times again: only the machine's load differs
@@ -173,19 +173,16 @@ def interval_study(workdir: str | Path, base: TrainConfig, intervals: list[int] 
 def summarize(costs, advice: dict, runs: dict, mtbf: float) -> dict:
     """Measured runs beside the predictions, and the two targets of the check.
 
-    A handful of runs with one or two failures each is ruled by luck: at MTBF 40 s the first
-    failure times of two of three repetitions fell after the end of a ~55 s run, so their
-    "median" was a run without failures, and a failure costs more the longer the interval, so
-    such luck flatters long intervals. Two measures take the luck out, because the failure
-    times each run met are known (its ``gap_seed``):
+    A handful of runs with one or two failures each is ruled by luck (docs/benchmarks.md, "What
+    was wrong with the check"). Two measures take it out, because the failure times each run met
+    are known (its ``gap_seed``):
 
     * the model's error: the model *replayed* on each run's own failure times
       (:func:`course_lib.beyond.advisor.replay_wall`) against the measured wall time, as a ratio of
       means per interval: it tests the costs the model counts, not the draws;
     * the best measured interval: by the measured mean corrected for each run's luck (the
       measured minus the replayed wall, plus the model's expectation: a control variate), since
-      the advisor minimises the *expected* wall time. (The median is no criterion: where a run
-      meets no failure more often than not, the median run has none at every interval.)
+      the advisor minimises the *expected* wall time.
 
     The plain comparisons are kept beside them: the simulated median against the measured median
     (:func:`course_lib.beyond.advisor.simulate_walls`), the expectation against the measured mean."""

@@ -1,22 +1,8 @@
 """Exercises a learner can check: write the chapter's code, have it run (and killed) for real.
 
-In a notebook, one call per cell::
-
-    from course_lib.exercises import check, hint, solution, quiz
-    check("04.save", save_checkpoint, load_checkpoint)   # pass, or fail with a diagnosis
-    hint("04.save")                                      # the next hint, one more each call
-    solution("04.save", reveal=True)                     # the reference solution and where it lives
-    quiz("04")                                           # the notebook's self-check quiz (ipywidgets)
-
-An answer is shown only when asked for: ``solution(id)`` without ``reveal=True`` says which call
-would show it and how many hints are left, so that running a notebook's cells in order never
-puts the answer above the learner's own. Hints move one step each (the idea, then the API, then
-the shape); none is the whole code.
-
-Every check runs the learner's functions through the kit's real machinery (real reviews, real
-models, real spawned ranks for 03; for 04/05 a loop struck by real faults, judged by the audit
-against the run never interrupted) and answers in the notebook's language. The grader's randomness is
-seeded per attempt and printed: ``check(..., seed=N)`` repeats an attempt exactly.
+``check(id, *functions)`` passes or fails with a diagnosis, ``hint(id)`` gives the next hint,
+``solution(id, reveal=True)`` the reference solution (without ``reveal``: only the call that shows
+it), ``quiz(nb)`` the notebook's self-check quiz; one call per cell. How they behave: docs/exercises.md.
 """
 from __future__ import annotations
 

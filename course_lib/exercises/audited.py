@@ -34,7 +34,7 @@ def faults_for(ex_id: str, seed: int) -> int | list[str]:
     return FAULTS
 
 
-def check_by_audit(ex_id: str, funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
+def check_by_audit(ex_id: str, funcs: dict, seed: int, lang: str) -> str:
     """``funcs`` carried into a module the loop imports; the loop run once uninterrupted, then
     one run struck by every fault (``per_run=FAULTS``: no check has more); the first thing to fix,
     or "not checked" when a fault found nothing to strike. A function still as the notebook hands
@@ -55,20 +55,19 @@ def check_by_audit(ex_id: str, funcs: dict, seed: int, lang: str) -> tuple[str, 
     except AuditError as err:
         raise Fail(say(lang, "the loop does not run with your functions: {err}", "用你的函数，训练循环跑不起来：{err}",
                        err=err)) from None
-    details = {"report": str(report.out / "report.json")}
     first = next((f for f in report.findings if f.defect or f.lost), None)  # lost work too: the loop saves on SIGTERM
     if first is not None:
         line, fix = finding_line(first, lang)
         raise Fail(say(lang, "not exact yet: {line}. Fix: {fix}", "还不是逐位相同：{line}。修正：{fix}", line=line,
-                       fix=fix), details)
+                       fix=fix))
     if not report.exact:
-        raise Fail(say(lang, "not exact yet: {v}", "还不是逐位相同：{v}", v=audit_verdict(report, lang)), details)
+        raise Fail(say(lang, "not exact yet: {v}", "还不是逐位相同：{v}", v=audit_verdict(report, lang)))
     missed = next((f for f in report.findings if f.kind.startswith("undelivered")), None)
     if missed is not None:  # a fault that found nothing to strike checked nothing
         fix = say(lang, *UNSTRUCK.get(missed.kind, UNSTRUCK["other"]))
         raise Fail(say(lang, "not checked: {line}. {fix}", "没能完成检查：{line}。{fix}",
-                       line=finding_line(missed, lang)[0], fix=fix), details)
-    return audit_verdict(report, lang), details
+                       line=finding_line(missed, lang)[0], fix=fix))
+    return audit_verdict(report, lang)
 
 
 def unwritten(funcs: dict) -> list[str]:

@@ -2,7 +2,7 @@
 
 An :class:`Exercise` names the functions a learner writes, its progressive hints (English and
 Chinese), where its reference solution lives, and its *checker*: a function that runs the
-learner's functions through the kit's real machinery and returns a :class:`Result`. A checker
+learner's functions through the kit's real machinery and returns the diagnosis. A checker
 raises :class:`Fail` with a diagnosis a teacher would give; an exception in the learner's code
 is caught by :func:`learner_call` and shown as the learner's own traceback, short, with the
 exercise named.
@@ -14,7 +14,7 @@ import random
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import pandas as pd
 
@@ -28,9 +28,13 @@ def say(lang: str, en: str, zh: str, **values) -> str:
 class Fail(Exception):
     """A check's verdict "fail", with the diagnosis (already in the learner's language)."""
 
-    def __init__(self, diagnosis: str, details: dict | None = None):
-        super().__init__(diagnosis)
-        self.diagnosis, self.details = diagnosis, details or {}
+
+def book_data():
+    """The book's reviews, prepared once and cached: the textbook's run and the exercises share them."""
+    from course_lib.data.prepare import prepare_imdb
+    from course_lib.textbook.run import DATA_LIMIT
+
+    return prepare_imdb(limit=DATA_LIMIT, progress=False)
 
 
 def short_traceback(err: BaseException) -> str:
@@ -63,7 +67,6 @@ class Result:
     seed: int
     seconds: float
     lang: str = "en"
-    details: dict = field(default_factory=dict)
 
     def table(self) -> pd.DataFrame:
         zh = self.lang == "zh"
@@ -89,10 +92,12 @@ class Exercise:
     id: str                      # "04.save": notebook 04, exercise "save"
     title: tuple[str, str]       # (English, Chinese)
     functions: tuple[str, ...]   # the names of the functions the learner writes, in check() order
-    checker: Callable            # checker(funcs: dict, seed: int, lang: str) -> (diagnosis, details)
+    checker: Callable            # checker(funcs: dict, seed: int, lang: str) -> diagnosis
     hints: list[tuple[str, str]]
-    solution: str                # module of the reference solution, e.g. "course_lib.exercises.solutions.ex04"
-    spawns: bool = False         # the learner's code runs in spawned processes (must be carried there)
+    solution: str = ""           # module of the reference solution; by default its notebook's (solutions.ex04 for 04.save)
+
+    def __post_init__(self):
+        self.solution = self.solution or f"course_lib.exercises.solutions.ex{self.id[:2]}"
 
 
 EXERCISES: dict[str, Exercise] = {}
@@ -112,8 +117,7 @@ def run_check(ex: Exercise, funcs: tuple, seed: int | None, lang: str) -> Result
     seed = random.SystemRandom().randrange(10**6) if seed is None else seed
     t0 = time.perf_counter()
     try:
-        diagnosis, details = ex.checker(dict(zip(ex.functions, funcs)), seed, lang)
-        passed = True
+        diagnosis, passed = ex.checker(dict(zip(ex.functions, funcs)), seed, lang), True
     except Fail as failure:
-        diagnosis, details, passed = failure.diagnosis, failure.details, False
-    return Result(ex.id, passed, diagnosis, seed, time.perf_counter() - t0, lang, details)
+        diagnosis, passed = str(failure), False
+    return Result(ex.id, passed, diagnosis, seed, time.perf_counter() - t0, lang)

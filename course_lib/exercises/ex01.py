@@ -5,9 +5,11 @@ import random
 
 from course_lib.exercises.base import Exercise, Fail, learner_call, register, say
 
+ORIGINALS = 240  # 01.dedup's real reviews, before the planted copies
 
-def planted_corpus(seed: int, n: int = 240) -> tuple[list[str], list[int], dict[int, int]]:
-    """``n`` real reviews with no near-duplicate among them, then planted copies: exact ones,
+
+def planted_corpus(seed: int) -> tuple[list[str], list[int], dict[int, int]]:
+    """``ORIGINALS`` real reviews with no near-duplicate among them, then planted copies: exact ones,
     and edited ones (a word or two inserted or deleted, case and punctuation changed). Returns
     the corpus, the indices that must stay (the originals) and copy -> original."""
     from course_lib.data.near_dup import find_near_duplicates, plant_near_duplicates
@@ -15,19 +17,19 @@ def planted_corpus(seed: int, n: int = 240) -> tuple[list[str], list[int], dict[
 
     rng = random.Random(seed)
     texts, _ = raw_reviews("offline")
-    pool = [clean_text(t) for t in rng.sample(texts, 2 * n) if len(t.split()) < 400]
+    pool = [clean_text(t) for t in rng.sample(texts, 2 * ORIGINALS) if len(t.split()) < 400]
     near = find_near_duplicates(pool, threshold=0.5, progress=False)  # none of the originals resemble another
     involved = {i for a, b, _ in near.pairs for i in (a, b)}
-    originals = [t for i, t in enumerate(pool) if i not in involved][:n]
+    originals = [t for i, t in enumerate(pool) if i not in involved][:ORIGINALS]
     corpus, planted = plant_near_duplicates(originals, 15, edit_rate=0.02, seed=seed)
     copy_of = {copy: src for src, copy in planted}
-    for src in rng.sample(range(n), 15):
+    for src in rng.sample(range(ORIGINALS), 15):
         copy_of[len(corpus)] = src
         corpus.append(originals[src])
-    return corpus, list(range(n)), copy_of
+    return corpus, list(range(ORIGINALS)), copy_of
 
 
-def _check_dedup(funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
+def _check_dedup(funcs: dict, seed: int, lang: str) -> str:
     corpus, keep, copy_of = planted_corpus(seed)
     got = learner_call("01.dedup", lang, funcs["remove_duplicates"], list(corpus))
     if not isinstance(got, (list, tuple)) or not all(isinstance(i, int) for i in got):
@@ -65,10 +67,10 @@ def _check_dedup(funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
                              "你判断\"同一条\"的标准太松了（应为词级 3-shingle 的 Jaccard >= 0.8）", k=len(lost), i=lost[0]))
     return say(lang, "{n} reviews in, {k} kept: all {e} exact and {m} near-duplicate copies removed, no original lost",
                "输入 {n} 条，保留 {k} 条：{e} 条精确副本和 {m} 条近似副本全部去掉，原文一条不少",
-               n=len(corpus), k=len(kept), e=len(exact), m=len(copy_of) - len(exact)), {}
+               n=len(corpus), k=len(kept), e=len(exact), m=len(copy_of) - len(exact))
 
 
-def _check_chunk(funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
+def _check_chunk(funcs: dict, seed: int, lang: str) -> str:
     from course_lib.data.sources import clean_text, raw_reviews
     from course_lib.exercises.solutions.ex01 import chunk_words as reference
 
@@ -107,7 +109,7 @@ def _check_chunk(funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
                        o=overlap, c=sum(map(len, got_words)) - overlap * (len(got_words) - 1), step=size - overlap))
     return say(lang, "{n} real reviews chunked (size={s}, overlap={o}): every word covered, overlaps exact",
                "{n} 条真实影评已切分（size={s}，overlap={o}）：每个词都被覆盖，重叠正好", n=len(reviews), s=size,
-               o=overlap), {}
+               o=overlap)
 
 
 register(Exercise(
@@ -126,8 +128,7 @@ register(Exercise(
             "split into words, and take the set of tuples of 3 consecutive words. Jaccard(A, B) = "
             "len(A & B) / len(A | B); a review whose Jaccard with one already kept is >= 0.8 is a copy.",
             "一条影评的 shingle：转小写，把标点换成空格（re.sub(r'[^\\w\\s]', ' ', text)），切成词，取相邻 3 个词"
-            "组成的元组的集合。Jaccard(A, B) = len(A & B) / len(A | B)；与某条已保留影评的 Jaccard >= 0.8 的就是副本。")],
-    solution="course_lib.exercises.solutions.ex01"))
+            "组成的元组的集合。Jaccard(A, B) = len(A & B) / len(A | B)；与某条已保留影评的 Jaccard >= 0.8 的就是副本。")]))
 
 register(Exercise(
     "01.chunk", ("Chunks that cover the review", "覆盖全文的片段"), ("chunk_words",), _check_chunk,
@@ -140,5 +141,4 @@ register(Exercise(
            ("Stop right after the chunk that reaches the last word (start + size >= len(words)): one more would "
             "only repeat words already covered. A review shorter than size is one chunk.",
             "到达最后一个词的那个片段（start + size >= len(words)）切完就停：再切一个只会重复已经覆盖的词。"
-            "比 size 还短的影评就是一个片段。")],
-    solution="course_lib.exercises.solutions.ex01"))
+            "比 size 还短的影评就是一个片段。")]))

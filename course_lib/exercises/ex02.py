@@ -7,22 +7,19 @@ import random
 
 import torch
 
-from course_lib.exercises.base import Exercise, Fail, learner_call, register, say
+from course_lib.exercises.base import Exercise, Fail, book_data, learner_call, register, say
 
 
-def _reviews(seed: int, k: int = 8):
-    from course_lib.data.prepare import prepare_imdb
-    from course_lib.textbook.run import DATA_LIMIT  # the book's reviews: one cached preparation for both
-
-    data = prepare_imdb(limit=DATA_LIMIT, progress=False)
+def _reviews(seed: int):
+    data = book_data()
     rng = random.Random(seed)
     order = sorted(rng.sample(range(len(data.train)), 40), key=lambda i: len(data.train.sequence(i)))
-    picked = [order[j * (len(order) - 1) // (k - 1)] for j in range(k)]  # shortest to longest
+    picked = [order[j * (len(order) - 1) // 7] for j in range(8)]  # 8 of them, shortest to longest
     rng.shuffle(picked)
     return data, [{"input_ids": data.train.sequence(i).tolist(), "label": int(data.train.labels[i])} for i in picked]
 
 
-def _check_collate(funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
+def _check_collate(funcs: dict, seed: int, lang: str) -> str:
     from course_lib.ddp.models import build_model
 
     data, features = _reviews(seed)
@@ -75,16 +72,13 @@ def _check_collate(funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
     return say(lang, "{k} real reviews of {lo} to {hi} tokens: a real bag model and a transformer predict each one "
                      "in your padded batch exactly as alone", "{k} 条真实影评（{lo} 到 {hi} 个词元）：真实的 bag 模型和 "
                      "transformer 对你的填充批次中每一条的预测与单独预测完全一样", k=len(features), lo=min(lengths),
-               hi=max(lengths)), {}
+               hi=max(lengths))
 
 
-def _check_group(funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
+def _check_group(funcs: dict, seed: int, lang: str) -> str:
     from course_lib.data.batching import padded_share, random_batches
-    from course_lib.data.prepare import prepare_imdb
-    from course_lib.textbook.run import DATA_LIMIT  # the book's reviews: one cached preparation for both
 
-    data = prepare_imdb(limit=DATA_LIMIT, progress=False)
-    lengths = data.train.lengths().tolist()
+    lengths = book_data().train.lengths().tolist()
     size = random.Random(seed).choice([16, 32])
     got = learner_call("02.group", lang, funcs["length_batches"], list(lengths), size, seed)
     flat = [i for b in got for i in b]
@@ -112,7 +106,7 @@ def _check_group(funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
                        "换了种子批次却一样：打乱时要用上 seed"))
     return say(lang, "{n} real reviews in batches of {s}: {m:.1%} padding against {r:.1%} for random batches, in a "
                      "random order", "{n} 条真实影评、每个批次 {s} 条：填充占 {m:.1%}，随机组成的批次为 {r:.1%}，"
-                     "批次的顺序是随机的", n=len(lengths), s=size, m=mine, r=rand), {}
+                     "批次的顺序是随机的", n=len(lengths), s=size, m=mine, r=rand)
 
 
 register(Exercise(
@@ -130,8 +124,7 @@ register(Exercise(
            ("For row r with n tokens: input_ids[r, :n] holds the review's ids and attention_mask[r, :n] is 1. "
             "Return a dict with input_ids, attention_mask and label, all of dtype torch.long.",
             "第 r 行有 n 个词元：input_ids[r, :n] 放这条影评的编号，attention_mask[r, :n] 设为 1。返回一个包含 "
-            "input_ids、attention_mask 和 label 的 dict，dtype 都是 torch.long。")],
-    solution="course_lib.exercises.solutions.ex02"))
+            "input_ids、attention_mask 和 label 的 dict，dtype 都是 torch.long。")]))
 
 register(Exercise(
     "02.group", ("Batches of similar lengths", "长度相近的批次"), ("length_batches",), _check_group,
@@ -144,5 +137,4 @@ register(Exercise(
             "random.Random(seed) 给你一个自己的随机数生成器：它的 shuffle(list) 随种子变化，同一个种子给出同样的批次。"),
            ("Shuffle the indices; sort each slice of about 50 batches' worth by length and cut it into batches; at "
             "the end, shuffle the list of batches.",
-            "先打乱下标；每次取大约 50 个批次的量，按长度排序后切成批次；最后打乱批次的列表。")],
-    solution="course_lib.exercises.solutions.ex02"))
+            "先打乱下标；每次取大约 50 个批次的量，按长度排序后切成批次；最后打乱批次的列表。")]))

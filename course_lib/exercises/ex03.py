@@ -14,11 +14,10 @@ import torch.distributed as dist
 
 from course_lib.beyond.invariant_trainer import PEER_LOST_WORDS
 from course_lib.checkpoint.store import serialize, write_atomic
-from course_lib.data.prepare import prepare_imdb
 from course_lib.ddp.launch import RankFailed
-from course_lib.exercises.base import Exercise, Fail, learner_call, register, say
+from course_lib.exercises.base import Exercise, Fail, book_data, learner_call, register, say
 from course_lib.exercises.carry import carry_for_check
-from course_lib.textbook.run import DATA_LIMIT, BookSettings, run_ranks
+from course_lib.textbook.run import BookSettings, run_ranks
 from course_lib.watch.compare import repeated_epoch_order
 from course_lib.watch.monitor import read_ledger
 
@@ -60,8 +59,7 @@ def _settings(ex_id: str, funcs: dict, seed: int, lang: str, worker: str) -> Boo
     """The learner's functions carried to a fresh work folder, and the settings of a 2-rank run of
     the kit's ``worker`` that uses them."""
     workdir, learner = carry_for_check(ex_id, funcs, lang)
-    data = prepare_imdb(limit=DATA_LIMIT, progress=False)
-    return BookSettings(run_dir=str(workdir / "run"), data_file=str(data.path), epochs=EPOCHS, save_interval=10**6,
+    return BookSettings(run_dir=str(workdir / "run"), data_file=str(book_data().path), epochs=EPOCHS, save_interval=10**6,
                         seed=seed % 1000, worker=worker, learner=learner)
 
 
@@ -128,7 +126,7 @@ def judge_ledger(run_dir, lang: str) -> str:
                      "每个 epoch 每条影评恰好一次，每个 epoch 顺序都不同", n=len(rows), w=WORLD)
 
 
-def _check_split(funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
+def _check_split(funcs: dict, seed: int, lang: str) -> str:
     shares = {(e, r): learner_call("03.split", lang, funcs["rank_indices"], N, e, r, WORLD, seed % 1000)
               for e in range(EPOCHS) for r in range(WORLD)}
     sizes = {k: len(v) for k, v in shares.items()}
@@ -148,7 +146,7 @@ def _check_split(funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
     _run_ranks(settings, "03.split", lang, 90, (
         "does every rank run the same number of steps? A rank waiting in an all-reduce for a peer that has stopped "
         "waits forever", "每个 Rank 的步数一样吗？在 all-reduce 里等一个已停下的 Rank，会永远等下去"))
-    return judge_ledger(settings.run_dir, lang), {}
+    return judge_ledger(settings.run_dir, lang)
 
 
 # ------------------------------------------------------------------ 03.worker: an evaluation the ranks share
@@ -309,9 +307,9 @@ def _judge_eval(run_dir: Path, right: list[bool], n: int, lang: str) -> str:
                    "每个 Rank 都返回 {g:.6f}；单个进程给全部 {n} 条影评打分得到 {t:.6f}", g=got[0], n=n, t=truth))
 
 
-def _check_worker(funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
+def _check_worker(funcs: dict, seed: int, lang: str) -> str:
     settings = _settings("03.worker", funcs, seed, lang, "course_lib.exercises.ex03:eval_worker")
-    data = prepare_imdb(limit=DATA_LIMIT, progress=False)
+    data = book_data()
     right = _scored_alone(eval_model(data), data, len(data.test))
     n = _pick_n(right, seed)
     run_dir = Path(settings.run_dir)
@@ -321,7 +319,7 @@ def _check_worker(funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
         "does every rank call dist.all_reduce, as many times? A rank waiting in an all_reduce that its peer never "
         "calls waits forever", "每个 Rank 都调用了 dist.all_reduce 吗？次数一样吗？在一个对方永远不会调用的 "
         "all_reduce 里等待，会永远等下去"))
-    return _judge_eval(run_dir, right[:n], n, lang), {"reviews": n}
+    return _judge_eval(run_dir, right[:n], n, lang)
 
 
 register(Exercise(
@@ -336,8 +334,7 @@ register(Exercise(
            ("Rank r takes every world_size-th index of the order, starting at r (a slice with a step). Cut n down "
             "to a multiple of world_size first, so that all shares are the same size: DDP waits for a rank that "
             "ran out.", "Rank r 从第 r 个开始，每隔 world_size 个取一个（带步长的切片）。先把 n 截成 world_size 的"
-            "整数倍，各份才一样大：有一个 Rank 先用完数据，DDP 就会一直等它。")],
-    solution="course_lib.exercises.solutions.ex03", spawns=True))
+            "整数倍，各份才一样大：有一个 Rank 先用完数据，DDP 就会一直等它。")]))
 
 register(Exercise(
     "03.worker", ("An evaluation the ranks share", "各 Rank 分担的评估"), ("evaluate",), _check_worker,
@@ -358,5 +355,4 @@ register(Exercise(
            ("The end of it: counts = torch.tensor([correct, total]); dist.all_reduce(counts); then the accuracy is "
             "counts[0].item() / counts[1].item() on every rank.",
             "最后几行：counts = torch.tensor([correct, total])；dist.all_reduce(counts)；然后每个 Rank 上的准确率都是 "
-            "counts[0].item() / counts[1].item()。")],
-    solution="course_lib.exercises.solutions.ex03", spawns=True))
+            "counts[0].item() / counts[1].item()。")]))

@@ -8,20 +8,18 @@ import torch
 import torch.nn.functional as F
 
 from course_lib.exercises.audited import check_by_audit
-from course_lib.exercises.base import Exercise, Fail, learner_call, register, say
+from course_lib.exercises.base import Exercise, Fail, book_data, learner_call, register, say
 
 
-def _check_monitor(funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
+def _check_monitor(funcs: dict, seed: int, lang: str) -> str:
     """Twelve real optimizer steps on real reviews, the learner's ``log_metrics`` after each
     backward pass; TensorBoard's own reader reads back what it wrote."""
     from torch.utils.tensorboard import SummaryWriter
 
-    from course_lib.data.prepare import prepare_imdb
     from course_lib.ddp.models import build_model
-    from course_lib.textbook.run import DATA_LIMIT  # the book's reviews: one cached preparation for both
     from course_lib.watch.monitor import read_scalars
 
-    data = prepare_imdb(limit=DATA_LIMIT, progress=False)
+    data = book_data()
     torch.manual_seed(seed)
     model = build_model("bag", data.info["tokenizer"]["vocab_size"], dim=8)
     optimizer = torch.optim.AdamW(model.parameters(), lr=5e-3)
@@ -65,7 +63,7 @@ def _check_monitor(funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
                                "第 {step} 步的 '{tag}' 是 {got:.6g}，实际应为 {want:.6g}：{hint}",
                                tag=tag, step=step, got=value, want=want, hint=hint))
     return say(lang, "loss, learning rate and gradient norm logged at all 12 steps, read back from the event files",
-               "12 步的损失、学习率和梯度范数都已记录，并从事件文件中读回核对"), {}
+               "12 步的损失、学习率和梯度范数都已记录，并从事件文件中读回核对")
 
 
 register(Exercise(
@@ -82,8 +80,7 @@ register(Exercise(
            ("The gradient norm is the L2 norm of all gradients taken together: add up p.grad.pow(2).sum() over "
             "the parameters whose p.grad is not None, then take the square root of the sum.",
             "梯度范数是把所有梯度放在一起的 L2 范数：对 p.grad 不为 None 的参数，把 p.grad.pow(2).sum() "
-            "加起来，再对总和开平方。")],
-    solution="course_lib.exercises.solutions.ex04"))
+            "加起来，再对总和开平方。")]))
 
 register(Exercise(
     "04.save", ("A checkpoint that survives a kill", "被杀也不坏的检查点"), ("save_checkpoint", "load_checkpoint"),
@@ -111,5 +108,4 @@ register(Exercise(
             "torch.save(state, f), then f.flush() and os.fsync(f.fileno()). load_checkpoint restores each part "
             "and returns the saved progress dict.",
             "重命名之前，先把临时文件的字节写到磁盘上：自己打开文件，调用 torch.save(state, f)，再 f.flush() 和 "
-            "os.fsync(f.fileno())。load_checkpoint 逐个恢复各部分，并返回保存时的 progress 字典。")],
-    solution="course_lib.exercises.solutions.ex04", spawns=True))
+            "os.fsync(f.fileno())。load_checkpoint 逐个恢复各部分，并返回保存时的 progress 字典。")]))

@@ -38,7 +38,7 @@ def _book_files(folder: Path, epochs: list[int], half: int | None) -> None:
         assert proc.exitcode == -9, "the half-writing process was not killed"
 
 
-def _check_newest(funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
+def _check_newest(funcs: dict, seed: int, lang: str) -> str:
     rng = random.Random(seed)
     n = rng.randint(5, 8)
     epochs = [2 * i for i in range(1, n + 1)]  # 2, 4, ..., at least 10: "model_epoch_8" > "model_epoch_10" as strings
@@ -54,25 +54,24 @@ def _check_newest(funcs: dict, seed: int, lang: str) -> tuple[str, dict]:
         got = learner_call("05.newest", lang, funcs["newest_checkpoint"], str(folder))
     name = None if got is None else Path(got).name
     want, half = f"model_epoch_{epochs[-2]}.pth", f"model_epoch_{epochs[-1]}.pth"
-    details = {"answer": want}
     if name == want:
         return say(lang, "picked {want}: the newest file that loads ({half} was half-written by a real kill)",
                    "选中了 {want}：能加载的最新文件（写 {half} 写到一半时，进程被真实地杀掉了）", want=want,
-                   half=half), details
+                   half=half)
     if name == half:
         raise Fail(say(lang, "{half} does not load: a kill came half-way through its save. Try to load each "
                              "candidate, newest first, and skip those that fail",
-                       "{half} 无法加载：保存到一半时进程被杀。按从新到旧逐个尝试加载，跳过失败的", half=half), details)
+                       "{half} 无法加载：保存到一半时进程被杀。按从新到旧逐个尝试加载，跳过失败的", half=half))
     if name == max(f"model_epoch_{e}.pth" for e in epochs):  # the largest name as a string
         raise Fail(say(lang, "'{got}' is the largest name as a string, not the newest: sort by the epoch number "
                              "(int) in the name", "'{got}' 只是按字符串排序最大，不是最新的：应按文件名中的 epoch 数字"
-                             "排序", got=name), details)
+                             "排序", got=name))
     if got is None:
         raise Fail(say(lang, "your function returned None, but the folder holds {n} model_epoch_N.pth files and "
                              "all but one of them load", "你的函数返回了 None，可是文件夹里有 {n} 个 model_epoch_N.pth "
-                             "文件，除了一个之外都能加载", n=len(epochs)), details)
+                             "文件，除了一个之外都能加载", n=len(epochs)))
     raise Fail(say(lang, "your function returned {got!r}: not the newest model_epoch_N.pth of the folder that loads",
-                   "你的函数返回了 {got!r}：这不是文件夹里能加载的最新的 model_epoch_N.pth", got=got), details)
+                   "你的函数返回了 {got!r}：这不是文件夹里能加载的最新的 model_epoch_N.pth", got=got))
 
 
 register(Exercise(
@@ -88,8 +87,7 @@ register(Exercise(
            ("Newest first, try torch.load(path, weights_only=True) and return the first path that loads, skipping "
             "a file on any exception; return None when nothing loads.",
             "从最新的开始，试着 torch.load(path, weights_only=True)，返回第一个能加载的路径，出任何异常就跳过；"
-            "一个都加载不了就返回 None。")],
-    solution="course_lib.exercises.solutions.ex05"))
+            "一个都加载不了就返回 None。")]))
 
 register(Exercise(
     "05.resume", ("The chapter's resume, made exact", "把本章的断点续训补到逐位相同"), ("resume_training",),
@@ -109,8 +107,7 @@ register(Exercise(
             "'global_step': ...} exactly as the file holds them: they already count the steps done, and the loop "
             "goes on from there.",
             "只在传入 scheduler 时才恢复它；原样返回文件里的 {'epoch': ..., 'step_in_epoch': ..., "
-            "'global_step': ...}：这些数已经把做完的步算在内，训练循环从那里接着走。")],
-    solution="course_lib.exercises.solutions.ex05", spawns=True))
+            "'global_step': ...}：这些数已经把做完的步算在内，训练循环从那里接着走。")]))
 
 
 register(Exercise(
@@ -127,4 +124,4 @@ register(Exercise(
             "os.fsync(f.fileno()), then os.replace(tmp, path); load_checkpoint returns (epoch, step).",
             "原子地写文件：用 open(..., 'wb') 打开 path + '.tmp'，torch.save 写进去，f.flush()，"
             "os.fsync(f.fileno())，再 os.replace(tmp, path)；load_checkpoint 返回 (epoch, step)。")],
-    solution="course_lib.exercises.solutions.ex05_audit", spawns=True))
+    solution="course_lib.exercises.solutions.ex05_audit"))

@@ -7,10 +7,8 @@ seed of (notebook, question number), so the order is the same in every run and i
 
 What a question may state: the chapter's own numbers and what follows from them by arithmetic,
 what the learner saw in a cell of the notebook (asked about, not quoted: a notebook run with other
-parameters shows other figures), and a benchmark figure only with the file it comes from.
-``tests/test_exercises.py`` finds every number in every question and option and checks it
-against its source; it also keeps the options of a question of comparable length, with the
-right one the longest in no more than about a third of the questions.
+parameters shows other figures), and a benchmark figure only with the file it comes from
+(docs/exercises.md, "Quizzes": what the tests check).
 
 Offline; driven in the tests by setting ``.value`` and calling ``.click()`` (ipywidgets' own
 way), no browser needed.
@@ -374,16 +372,13 @@ class QuizItem:
         self.feedback.value = f"<span style='color:{color}'>{head[self.pick]}{answer.why[self.pick]}</span>"
 
 
-class Quiz(W.VBox):
-    """The quiz of one notebook; ``items`` holds its questions."""
-
-    def __init__(self, notebook: str, lang: str):
-        self.items = [QuizItem(i + 1, q, options(notebook, i + 1), lang) for i, (q, _) in enumerate(QUESTIONS[notebook])]
-        super().__init__([item.box for item in self.items])
-
-
-def quiz(notebook: str, lang: str | None = None) -> Quiz:
-    """The self-check quiz of notebook ``"01"`` ... ``"05"``. Used in every notebook (exercises)."""
+def quiz(notebook: str, lang: str | None = None) -> W.VBox:
+    """The self-check quiz of notebook ``"01"`` ... ``"05"``: a box whose ``items`` holds its
+    questions (:class:`QuizItem`). Used in every notebook (exercises)."""
     if notebook not in QUESTIONS:
         raise KeyError(f"no quiz for notebook {notebook!r}; the quizzes are {', '.join(QUESTIONS)}")
-    return Quiz(notebook, i18n.resolve(lang))
+    lang = i18n.resolve(lang)
+    box = W.VBox()
+    box.items = [QuizItem(i + 1, q, options(notebook, i + 1), lang) for i, (q, _) in enumerate(QUESTIONS[notebook])]
+    box.children = [item.box for item in box.items]
+    return box

@@ -12,14 +12,10 @@ race to host it). Two ways to re-form the group when a node is lost or comes bac
 * ``reform="restart"``: one torchrun job over every node (``--nnodes 1:2``); torchrun's agents
   re-form the group by restarting every worker, which resumes from the checkpoint.
 
-The ``--rdzv-conf`` settings (:data:`RDZV_CONF`) are the kit's. torch's defaults suit a big
-cluster: a silent node is dropped after ``keep_alive_interval x keep_alive_max_attempt`` (5 s x 3)
-and a group with enough nodes waits ``last_call_timeout`` (30 s) for more. Shorter finds a dead
-node sooner, and declares a slow one dead sooner (CONTRIBUTING: "a keep-alive too short splits
-the group"); 1 s x 3 leaves a margin. They decide how fast torchrun re-forms (``restart``);
-in-process, the members' own heartbeat decides (:attr:`ElasticSettings.heartbeat_s`), and the
-keep-alive only how soon a node restarted under the same ``--rdzv-id`` gets past its
-predecessor's entry.
+The ``--rdzv-conf`` settings (:data:`RDZV_CONF`; why not shorter: CONTRIBUTING, "a keep-alive too
+short splits the group") decide how fast torchrun re-forms (``restart``); in-process, the members'
+own heartbeat does (:attr:`ElasticSettings.heartbeat_s`), and the keep-alive only how soon a node
+restarted under the same ``--rdzv-id`` gets past its predecessor's entry.
 """
 from __future__ import annotations
 
@@ -81,7 +77,7 @@ class ElasticSettings:
 
 
 def elastic_parts(cfg: TrainConfig, nproc_per_node: int = 1, node_rank: int | str = 0, master_addr: str = "127.0.0.1",
-                  master_port: int = 29500, max_restarts: int = 3, reform: str = "in-process",
+                  master_port: int = 29500, reform: str = "in-process",
                   settings: ElasticSettings = ElasticSettings()) -> tuple[dict[str, str], list[str]]:
     """The environment and argument list (``torchrun`` first) of node ``node_rank`` of an elastic
     group of 1 or 2 nodes on ``cfg``, with ``--reduction invariant --resume auto``."""
@@ -100,7 +96,7 @@ def elastic_parts(cfg: TrainConfig, nproc_per_node: int = 1, node_rank: int | st
         env, nodes, rdzv_id = dict(NO_SHARED_STORE), "1:2", "course-lib"
     args = ["--nnodes", nodes, "--nproc-per-node", str(nproc_per_node), "--rdzv-backend", "c10d",
             "--rdzv-endpoint", endpoint, "--rdzv-id", rdzv_id, "--rdzv-conf", ",".join(f"{k}={v}" for k, v in conf.items()),
-            "--max-restarts", str(max_restarts)]
+            "--max-restarts", "3"]
     return env, ["torchrun", *args, *TRAIN, "--run-dir", cfg.run_dir,
                  *cfg.to_args(skip=("run_dir", "world_size"), keep=("reduction",)), *extra]
 

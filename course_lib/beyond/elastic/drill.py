@@ -1,17 +1,14 @@
 """Nodes lost and gained back, for real: torchrun agents on this machine play the nodes.
 
 :func:`node_drill` starts the nodes (one torchrun agent and one rank each, with the commands of
-:func:`course_lib.beyond.elastic.commands.elastic_parts`, ``--reduction invariant --resume auto``) and
-carries out a plan: ``("lose", 15)`` kills the last node whole (its agent and its worker,
-SIGKILL) once the run has passed step 15; ``("gain", 30)`` starts a node (a new one, with its
-own torchrun agent: a replacement machine) once the run has passed step 30; ``("crash", 10)``
-kills node 0's worker alone (SIGKILL), and its agent starts it again: it joins as a newcomer, so
-another node's worker then holds rank 0 (a ``"lose"`` after it loses the rank-0 member). Each event
-waits for the group re-formed after the one before it to train a step. The run ends
-bit-identical to the run never disturbed: the invariant reduction gives every world size the
-same bits, and no step is lost (the survivors hold the last finished one). Each event lands in
-``DIR/nodes.jsonl``; with the ranks' own records (``attempts.jsonl``, ``elastic.jsonl``, the
-ledgers, the checkpoints' manifests) it makes the timeline (:func:`course_lib.lab.tables.elastic_timeline`).
+:func:`course_lib.beyond.elastic.commands.elastic_parts`) and carries out a plan: ``("lose", 15)``
+kills the last node whole (its agent and its worker, SIGKILL) once the run has passed step 15;
+``("gain", 30)`` starts a node (a new one, with its own torchrun agent: a replacement machine)
+once the run has passed step 30; ``("crash", 10)`` kills node 0's worker alone (SIGKILL), and
+its agent, which hosts the store, starts it again: it joins as a newcomer, so another node's
+worker then holds rank 0 (a ``"lose"`` after it loses the rank-0 member). The run ends
+bit-identical to the run never disturbed (docs/invariant.md). Each event lands in
+``DIR/nodes.jsonl``, the drill's part of the timeline (:func:`course_lib.lab.tables.elastic_timeline`).
 
 The two ways to re-form (``reform``) are :mod:`course_lib.beyond.elastic.commands`'s. Why the node
 lost is never the store's host, and its worker is killed with its agent: CONTRIBUTING.md ("Two
@@ -108,10 +105,13 @@ def node_drill(cfg: TrainConfig, plan: list[tuple[str, int]], nodes: int = 2, re
         for what, step in plan:
             _wait_until(lambda: _newest_step(cfg.run_dir) >= step, agents[0], deadline,  # noqa: B023 - called at once
                         f"the run never reached step {step}", run_dir, pause=0.02)
-            if what == "lose":
-                event = _lose_node(agents, run_dir, step)
-            elif what == "crash":
-                event = _crash_node_0(agents, run_dir, step)
+            if what == "lose":  # the newest live node
+                node = max(n for n, a in agents.items() if a.poll() is None)
+                _kill_node(agents.pop(node))
+                event = _record(run_dir, event="lose", node=node, after_step=step, world=len(agents))
+            elif what == "crash":  # the world size after it is the same
+                _kill_workers(agents[0])
+                event = _record(run_dir, event="crash", node=0, after_step=step, world=len(agents))
             else:
                 started += 1  # a node of its own: a replacement machine, or the same one back
                 agents[started] = _start_node(cfg, started, port, reform, settings)
@@ -159,13 +159,6 @@ def _trains_again(run_dir: Path, event: dict) -> bool:
         (run_dir / "final" / "summary.json").exists()
 
 
-def _lose_node(agents: dict, run_dir: Path, step: int) -> dict:
-    """The plan's ``lose``: the newest live node is gone, its worker and its agent (SIGKILL); its event."""
-    node = max(n for n, a in agents.items() if a.poll() is None)
-    _kill_node(agents.pop(node))
-    return _record(run_dir, event="lose", node=node, after_step=step, world=len(agents))
-
-
 def _kill_workers(agent: subprocess.Popen) -> None:
     """SIGKILL to the workers of a node's ``agent`` (its children, read from ``/proc``)."""
     for pid in _children(agent.pid):
@@ -178,13 +171,6 @@ def _kill_node(agent: subprocess.Popen) -> None:
     _kill_workers(agent)
     agent.kill()
     agent.wait()
-
-
-def _crash_node_0(agents: dict, run_dir: Path, step: int) -> dict:
-    """The plan's ``crash``: node 0's worker alone (SIGKILL); its agent, which hosts the store, starts
-    it again, and it joins the group again (the world size after it is the same)."""
-    _kill_workers(agents[0])
-    return _record(run_dir, event="crash", node=0, after_step=step, world=len(agents))
 
 
 def first_step_after(run_dir: str | Path, since: float, world: int | None = None) -> tuple[float, int] | None:

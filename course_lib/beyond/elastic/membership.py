@@ -86,13 +86,12 @@ class Heartbeats:
 class Membership:
     """This process's part in the protocol of the module docstring."""
 
-    def __init__(self, store, member_id: str, heartbeat_s: float, usable_world: Callable[[int], int], beat_store=None):
+    def __init__(self, store, member_id: str, heartbeat_s: float, usable_world: Callable[[int], int], beat_store):
         self.store, self.id, self.heartbeat_s, self.usable_world = store, member_id, heartbeat_s, usable_world
         self.generation, self.decision, self.asked = 0, None, None
         self._stop = threading.Event()
-        if beat_store is not None:  # a connection of its own: the training thread may be blocked in the store
-            store.add(f"hb/{member_id}", 1)
-            threading.Thread(target=self._beat, args=(beat_store,), name="heartbeat", daemon=True).start()
+        store.add(f"hb/{member_id}", 1)  # beat_store: the heartbeat's connection (the training thread may block in store)
+        threading.Thread(target=self._beat, args=(beat_store,), name="heartbeat", daemon=True).start()
 
     def _beat(self, store) -> None:
         while not self._stop.wait(self.heartbeat_s):
