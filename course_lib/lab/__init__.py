@@ -1,10 +1,8 @@
 """What the notebooks show: widgets, plots, tables, the translations of the Chinese edition, the
-drills and the scaling lab. Built on the core and :mod:`course_lib.beyond`; no
-training code lives here.
+drills and the scaling lab. Built on the core and :mod:`course_lib.beyond`; no training code lives here.
 
 Importing it in a notebook of the Chinese edition shows the ranks' log lines in Chinese
-(:mod:`course_lib.lab.log_lines`; ``COURSE_LIB_LANG=en`` keeps them English): the two editions'
-code cells are the same, so the language is found, not passed.
+(:mod:`course_lib.lab.log_lines`; the language is found, not passed: :mod:`course_lib.lab.i18n`).
 """
 from course_lib.lab.log_lines import show_ranks_in
 

@@ -14,10 +14,10 @@ from pathlib import Path
 import pandas as pd
 
 from course_lib.beyond import launch
-from course_lib.config import ConfigError, TrainConfig
+from course_lib.config import RESUME_MODES, ConfigError, TrainConfig
 from course_lib.ddp.launch import RankFailed, RunInterrupted
 from course_lib.lab import references
-from course_lib.lab.i18n import resolve, tr
+from course_lib.lab.i18n import tr
 from course_lib.lab.tables import comparisons, interruption
 from course_lib.watch.compare import acceptance_test, compare_runs
 from course_lib.watch.monitor import read_ledger, read_summary
@@ -82,8 +82,7 @@ def interrupt_and_resume(cfg: TrainConfig, kill_at_step: int | list[int], kill_m
             else first_resumed - restarted_at}
 
 
-def resume_mode_study(workdir: str | Path, base: TrainConfig, kill_at_step: int,
-                      modes=("full", "weights-only", "no-rng", "epoch-start")) -> dict:
+def resume_mode_study(workdir: str | Path, base: TrainConfig, kill_at_step: int, modes=RESUME_MODES) -> dict:
     """The reference run, then one killed-and-resumed run per resume mode, each compared. Used in notebook 05 (§3)."""
     workdir = Path(workdir)
     ref = ensure_reference(base.replace(run_dir=str(workdir / "reference")))
@@ -99,13 +98,12 @@ def acceptance_table(study: dict, lang: str | None = None):
     """The chapter's acceptance test (:func:`course_lib.watch.compare.acceptance_test`) applied to
     every resume of a :func:`resume_mode_study`, beside what ``compare`` says of the same run (the
     first divergent step, the samples repeated, identical or not). Used in notebook 05 (§3)."""
-    lang = resolve(lang)
     rows = {}
     for mode, r in study["runs"].items():
         a = acceptance_test(r["run_dir"])
-        first = r.get("first_divergent_step")
+        first = r["first_divergent_step"]
         rows[mode] = {tr("first divergent step", lang): tr("none", lang) if first is None else first,
-                      tr("samples repeated", lang): r.get("repeated_samples", "–"),
+                      tr("samples repeated", lang): r["repeated_samples"],
                       tr("loss before the resume", lang): round(a["checkpoint_loss"], 4),
                       tr("loss after it", lang): round(a["first_epoch_after_loss"], 4),
                       tr("the chapter's acceptance test", lang): tr("passes" if a["passes"] else "fails", lang),
@@ -148,7 +146,6 @@ def world_size_study(workdir: str | Path, base: TrainConfig, world_sizes=(1, 2, 
             runs[ws] = cfg.run_dir
         rows.update({(reduction, ws): compare_runs(runs[world_sizes[0]], run) for ws, run in runs.items()
                      if ws != world_sizes[0]})
-    lang = resolve(lang)
     table = comparisons(rows, lang)
     table.index = pd.MultiIndex.from_tuples(rows, names=[tr("reduction", lang), tr("ranks vs {n}", lang, n=world_sizes[0])])
     return table[table.columns[:3]]
@@ -170,17 +167,12 @@ def damage(path: str | Path, how: str = "flip") -> Path:
     return f
 
 
-def sync_claim(workdir: str | Path, base: TrainConfig, synced: str | Path | None = None) -> dict:
-    """The chapter's reading "close losses falling together mean the gradient sync works",
-    tested (notebook 03, "Is the gradient sync working?"): a 2-rank run with DDP (``synced``: a
-    finished one, else trained here) beside the same run with its gradients never all-reduced
-    (``skip_grad_sync``: each rank trains its own model). Both runs' losses fall, close together;
-    only the check at the end that every rank holds the same parameters tells them apart.
-    Returns, per run, its folder and that check's verdict (a table: :func:`course_lib.lab.tables.sync_claim`)."""
-    if synced is None:
-        synced = base.replace(run_dir=str(Path(workdir) / "ddp"), reduction="ddp").run_dir
-        shutil.rmtree(synced, ignore_errors=True)
-        launch(base.replace(run_dir=synced, reduction="ddp"), quiet=True)
+def sync_claim(workdir: str | Path, base: TrainConfig, synced: str | Path) -> dict:
+    """The chapter's reading "close losses falling together mean the gradient sync works", tested
+    (notebook 03, "Is the gradient sync working?"): ``synced``, a finished 2-rank DDP run, beside the
+    same run never all-reduced (``skip_grad_sync``). Both runs' losses fall, close together; only the
+    check at the end that every rank holds the same parameters tells them apart. Returns, per run,
+    its folder and that check's verdict (a table: :func:`course_lib.lab.tables.sync_claim`)."""
     summary = read_summary(synced)
     if summary is None:
         raise ValueError(f"{synced}/final/summary.json is missing: the synced run has not finished; train it to its end")

@@ -5,14 +5,11 @@ through the same :func:`execute` (the per-section times the notebooks' headers q
 
 ``python -m course_lib edition --out editions`` runs both editions with the committed defaults
 (the real thing: about half an hour on 2 cores); ``--small`` runs the tests' small parameters
-(a few minutes). The notebooks in the repository stay without outputs. The edition holds no
-reference solution (a notebook only names the call that reveals one); ``--teacher`` appends
-each notebook's, in a section labelled as the teacher's (an ``appendix`` of
-:func:`build_edition`: :func:`course_lib.exercises.teacher.solutions_section`).
+(a few minutes). The edition holds no reference solution (a notebook only names the call that
+reveals one); ``--teacher`` appends them (:func:`build_edition`'s ``appendix``).
 
-Execution uses ``nbclient`` (what ``jupyter nbconvert --execute`` uses) and the parameters
-cell convention of papermill: values are injected in a cell right after the cell tagged
-``parameters``.
+Execution uses ``nbclient`` (what ``jupyter nbconvert --execute`` uses) and papermill's
+convention: parameters are injected in a cell right after the cell tagged ``parameters``.
 """
 from __future__ import annotations
 
@@ -58,17 +55,6 @@ def notebook_paths(langs=LANGS, only: list[str] | None = None, root: Path | None
     return [(lang, (root if lang == "en" else root / lang) / n) for lang in langs for n in names]
 
 
-def _inject(nb, parameters: dict) -> None:
-    import nbformat
-
-    if not parameters:
-        return
-    index = next(i for i, c in enumerate(nb.cells) if "parameters" in c.metadata.get("tags", []))
-    source = "# injected parameters\n" + "\n".join(f"{k} = {v!r}" for k, v in parameters.items())
-    cell = nbformat.v4.new_code_cell(source, metadata={"tags": ["injected-parameters"]})
-    nb.cells.insert(index + 1, cell)
-
-
 def execute(path: Path, parameters: dict | None = None, cwd: Path | None = None, timeout: int = 1800):
     """Run the notebook at ``path`` top to bottom in a fresh kernel started in ``cwd`` (where
     its runs go and where the widgets read their language) and return it with outputs and
@@ -78,7 +64,10 @@ def execute(path: Path, parameters: dict | None = None, cwd: Path | None = None,
     from nbclient import NotebookClient
 
     nb = nbformat.read(str(path), as_version=4)
-    _inject(nb, parameters or {})
+    if parameters:
+        index = next(i for i, c in enumerate(nb.cells) if "parameters" in c.metadata.get("tags", []))
+        source = "# injected parameters\n" + "\n".join(f"{k} = {v!r}" for k, v in parameters.items())
+        nb.cells.insert(index + 1, nbformat.v4.new_code_cell(source, metadata={"tags": ["injected-parameters"]}))
     cwd = Path(cwd or path.parent)
     cwd.mkdir(parents=True, exist_ok=True)
     backend = os.environ.pop("MPLBACKEND", None)  # an Agg backend would hide the figures
@@ -123,25 +112,17 @@ def make_static(nb, lang: str) -> None:
         cell["outputs"] = kept
 
 
-def to_html(nb, title: str) -> str:
-    from nbconvert import HTMLExporter
-
-    exporter = HTMLExporter(template_name="lab")
-    body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
-    return body
-
-
 def build_edition(out: str | Path, langs=LANGS, small: bool = False, only: list[str] | None = None,
                   progress=print, root: Path | None = None, appendix=None) -> Path:
     """Execute every chosen notebook (committed defaults, or ``small`` parameters) in
     ``out/work/<lang>/`` and write ``out/<lang>/<name>.html`` and ``out/index.html``.
     ``root``: another folder of notebooks laid out as ``notebooks/`` is (the tests' own).
-    ``appendix(nb, lang, name)``: cells it appends to each executed notebook before its page is
-    written (not to the executed copy the timings read); the first line of its docstring goes on
-    the index page. The teacher's edition passes the reference solutions' section
-    (:func:`course_lib.exercises.teacher.solutions_section`); this module cannot import it."""
+    ``appendix(nb, lang, name)``: cells it appends to each page (not to the executed copy the
+    timings read), the first line of its docstring on the index page; ``--teacher`` passes
+    :func:`course_lib.exercises.teacher.solutions_section`, which this module cannot import."""
     import nbformat
     from nbclient.exceptions import CellExecutionError
+    from nbconvert import HTMLExporter
 
     out = Path(out)
     rows, failed = [], []
@@ -159,7 +140,8 @@ def build_edition(out: str | Path, langs=LANGS, small: bool = False, only: list[
             appendix(nb, lang, path.name)
         target = out / lang / path.with_suffix(".html").name
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(to_html(nb, path.stem), encoding="utf-8")
+        page, _ = HTMLExporter(template_name="lab").from_notebook_node(nb, resources={"metadata": {"name": path.stem}})
+        target.write_text(page, encoding="utf-8")
         seconds = time.perf_counter() - t0
         rows.append((lang, target.relative_to(out).as_posix(), path.stem, seconds))
         progress(f"  wrote {target} ({seconds:.0f} s)")

@@ -27,7 +27,7 @@ def resolve(lang: str | None) -> str:
     return lang
 
 
-def tr(text: str, lang: str, **values) -> str:
-    """``text`` in ``lang`` (English is the key), formatted with ``values``."""
-    out = LABELS.get(text, text) if lang == "zh" else text
+def tr(text: str, lang: str | None, **values) -> str:
+    """``text`` in ``lang`` (``None``: the notebook's, :func:`resolve`; English is the key), formatted with ``values``."""
+    out = LABELS.get(text, text) if resolve(lang) == "zh" else text
     return out.format(**values) if values else out

@@ -1,14 +1,11 @@
-"""The core's lines in the Chinese edition: the trainer writes its logs in English (the core
-knows no language, and a log file is read by tools), and so do ``verify``, ``advise`` and a
-skipped checkpoint; the notebook shows each line a person reads through :func:`chinese_line`,
-which :func:`show_ranks_in` sets as the view of :mod:`course_lib._runtime.rank_output` (its
-``say``) when the notebook is the Chinese one.
+"""The core's lines in the Chinese edition: the core writes English (it knows no language, and a
+log file is read by tools); :func:`show_ranks_in` makes :func:`chinese_line` the view of
+:mod:`course_lib._runtime.rank_output` in the Chinese edition.
 
 Each entry pairs the English line, as the core formats it, with the Chinese one; ``{name}``
-stands for what the line carries (a number, a path, a reason), itself shown through
-:func:`chinese_line` (a reason has its own entry), else as written. A line no entry matches is
-shown as written: the chapter's own ``Rank 0, Epoch [..], Step [..], Loss: ..`` is its code's
-output, and stays as the chapter prints it.
+stands for what the line carries (a number, a path, a reason), itself translated when it has an
+entry. A line no entry matches stays as written, as the chapter's own
+``Rank 0, Epoch [..], Step [..], Loss: ..`` (its code's output) does.
 """
 from __future__ import annotations
 
@@ -128,8 +125,6 @@ def chinese_line(line: str) -> str:
     return line
 
 
-def show_ranks_in(lang: str | None = None) -> str:
-    """Show the ranks' lines in ``lang`` (default: the notebook's) from now on in this process; returns it."""
-    lang = resolve(lang)
-    set_line_view(chinese_line if lang == "zh" else None)
-    return lang
+def show_ranks_in(lang: str | None = None) -> None:
+    """Show the ranks' lines in ``lang`` (default: the notebook's) from now on in this process."""
+    set_line_view(chinese_line if resolve(lang) == "zh" else None)

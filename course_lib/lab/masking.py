@@ -18,7 +18,7 @@ import torch.nn.functional as F
 from course_lib.data.batching import pad_batch
 from course_lib.ddp.evaluation import stratified_subset
 from course_lib.ddp.models import build_model
-from course_lib.lab.i18n import resolve, tr
+from course_lib.lab.i18n import tr
 
 
 def train_quickly(prepared, epochs: int = 3, batch_size: int = 64, lr: float = 5e-3, seed: int = 0) -> torch.nn.Module:
@@ -49,7 +49,6 @@ def why_the_mask_matters(prepared, model: torch.nn.Module | None = None, n: int 
     then in one batch padded to its longest member and to ``pad_to`` tokens, with the mask and
     with the mask ignored. One row per way: how many answers agree with the review scored
     alone, and the largest change in P(positive) (with the mask: float rounding, ~1e-7). Used in notebook 02 (§6)."""
-    lang = resolve(lang)
     model = model or train_quickly(prepared)
     pad_id = prepared.info["tokenizer"]["pad_id"]
     short = torch.nonzero(prepared.test.lengths() < shorter_than).flatten()

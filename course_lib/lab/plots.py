@@ -1,12 +1,10 @@
 """Matplotlib figures for the notebooks, thin over the readers in ``monitor`` / ``compare``.
 Every function returns the figure, so a test can check it and a notebook just shows it.
 
-Each figure speaks the notebook's language (``lang``, else :func:`course_lib.lab.i18n.resolve`:
-the Chinese edition's figures are Chinese although its code cells are the English ones): every
-title, axis and legend goes through :func:`course_lib.lab.i18n.tr`. The Chinese glyphs come from
-``fonts/course-lib-cjk.otf``, the characters of the kit's labels cut out of Noto Sans CJK SC
-(OFL; ``tools/cjk_font.py``), a fallback after matplotlib's own font, so a machine without a CJK
-font (most Linux installs, any offline class) still draws them.
+Each figure speaks the notebook's language (``lang``, else :func:`course_lib.lab.i18n.resolve`):
+every title, axis and legend goes through :func:`course_lib.lab.i18n.tr`. The Chinese glyphs come
+from the kit's own font (``fonts/course-lib-cjk.otf``; ``tools/cjk_font.py``), a fallback after
+matplotlib's, so a machine without a CJK font (most Linux installs) still draws them.
 """
 from __future__ import annotations
 

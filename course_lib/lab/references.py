@@ -1,13 +1,10 @@
 """Uninterrupted runs, trained once per settings and reused.
 
-Every lesson judges an interrupted run against the same settings never interrupted. That run
-is deterministic (the kit's own guarantee: the same settings and the same code give the same
-bits), so training it again buys nothing but waiting: in the second edition of a notebook, in a
-teacher's second pass through it, in a test after a notebook. A finished reference is kept in
-the cache, beside the prepared tokens (``$COURSE_LIB_CACHE/references``), under a key of its
-settings, torch's version, the machine's cores and a hash of the kit's own source, and copied
-into the run directory the lesson asked for, where it is a whole run like any other (TensorBoard,
-``compare``, ``advise`` read it).
+Every lesson judges an interrupted run against the same settings never interrupted. That run is
+deterministic (the kit's guarantee: the same settings and code give the same bits), so training it
+again buys nothing but waiting (a notebook's second edition, a teacher's second pass, a test after
+a notebook). A finished reference is kept in ``$COURSE_LIB_CACHE/references`` under its :func:`key`
+and copied whole into the run directory the lesson asked for, a run like any other (:func:`reuse`).
 
 Only yardsticks go through here, never the experiment a cell shows: an interrupted run, a drill
 or a measurement always runs. Change the code or any setting and the key changes: nothing stale

@@ -22,7 +22,7 @@ from course_lib.beyond import launch
 from course_lib.config import TrainConfig
 from course_lib.data.prepare import prepare_for
 from course_lib.ddp.models import build_model, parameter_count
-from course_lib.lab.i18n import resolve, tr
+from course_lib.lab.i18n import tr
 from course_lib.watch.monitor import read_ledger, read_scalars
 
 PHASES = ("forward", "backward", "clip", "AdamW step")
@@ -58,7 +58,6 @@ def allreduce_frame(models=("bag", "minilm"), world_size: int = 2, lang: str | N
     """The seconds one all-reduce of each model's gradient takes over each link (computed from the
     link's rate: :func:`allreduce_table`), a row a link, slowest first, with where such a link is.
     Used in notebook 03 (§6)."""
-    lang = resolve(lang)
     tables = {model: allreduce_table(model, world_size) for model in models}
     rows = {link: {tr("where", lang): tr("inside one machine" if link.startswith("NVLink") else "between machines", lang),
                    **{f"{model} ({t['gradient_mb']:.1f} MB)": _seconds(t["seconds"][link]) for model, t in tables.items()}}
@@ -81,7 +80,6 @@ def ledger_samples_per_s(run_dir: str | Path, skip: int = 2) -> float:
 def throughput_table(runs: dict[str, str | Path], lang: str | None = None):
     """samples/s of each run and its ratio to the first: the chapter's "total throughput = one
     card x cards" measured, not assumed. Used in notebook 03 (optional deep-dive B)."""
-    lang = resolve(lang)
     rates = {tr(name, lang): ledger_samples_per_s(d) for name, d in runs.items()}
     first = next(iter(rates.values()))
     return pd.DataFrame({tr("samples/s", lang): {k: round(v, 1) for k, v in rates.items()},

@@ -1,10 +1,8 @@
 """Results as a teacher shows them: small tables and one-line readings, in the notebook's language.
 
-A learner should not have to read a nested ``dict`` repr. A pandas ``DataFrame`` renders as a
-table in JupyterLab and in an HTML export with no HTML written by hand; its labels go through
-:func:`course_lib.lab.i18n.tr`, so the Chinese edition (same code cells) shows Chinese tables.
-The core computes; the tables of every station are here, so that it needs neither pandas nor
-the translations.
+A learner should not have to read a nested ``dict`` repr: a pandas ``DataFrame`` renders as a table
+in JupyterLab and in an HTML export, its labels through :func:`course_lib.lab.i18n.tr`. Every
+station's tables are here, so that the core needs neither pandas nor the translations.
 """
 from __future__ import annotations
 
@@ -53,7 +51,6 @@ def _value(value, lang: str):
 def facts(values: dict, lang: str | None = None, skip: tuple[str, ...] = ()) -> pd.DataFrame:
     """A flat ``dict`` as a two-column table (nested dicts and ``skip`` keys left out, lists
     joined). Used in notebook 01 (§1), notebook 02 (opening), notebook 03 (§3) and notebook 04 (optional deep-dive B)."""
-    lang = resolve(lang)
     rows = [(_label(k, lang), _value(v, lang)) for k, v in values.items() if k not in skip and not isinstance(v, dict)]
     frame = pd.DataFrame(rows, columns=[tr("what", lang), tr("value", lang)], dtype=object)  # 1600, not 1600.0
     return frame.set_index(tr("what", lang))
@@ -68,7 +65,6 @@ COMPARISON = {"refused": "refused before any rank started", "identical": "identi
 def comparisons(results: dict[str, dict], lang: str | None = None, index: str = "run") -> pd.DataFrame:
     """One row per compared run (a :func:`course_lib.watch.compare.compare_runs` result each).
     Used in notebook 05 (optional deep-dive B) and by :func:`course_lib.lab.drills.world_size_study`."""
-    lang = resolve(lang)
     rows = {name: {tr(label, lang): _value(r[k], lang) for k, label in COMPARISON.items() if k in r}
             for name, r in results.items()}
     frame = pd.DataFrame.from_dict(rows, orient="index").fillna("–")  # a refused resume has no comparison
@@ -79,7 +75,6 @@ def comparisons(results: dict[str, dict], lang: str | None = None, index: str = 
 def reading(result: dict, lang: str | None = None) -> str:
     """The comparison in one line: ``identical: yes`` or ``identical: no; first divergent step: 22``.
     Used in notebook 05 (optional deep-dives)."""
-    lang = resolve(lang)
     line = f"{tr('identical?', lang)} {_value(result['identical'], lang)}"
     if not result["identical"]:
         first = result["first_divergent_step"]
@@ -107,7 +102,6 @@ PIECES = {
 def checkpoint_files(path: str | Path, lang: str | None = None) -> pd.DataFrame:
     """One row per file of a checkpoint: size, what it holds, why a resume needs it, and
     whether the chapter's three-item checkpoint has it (notebook 04, "What a checkpoint holds")."""
-    lang = resolve(lang)
     rows = []
     for f in sorted(Path(path).iterdir()):
         key = next((k for k in PIECES if f.name.startswith(k)), None)
@@ -121,7 +115,7 @@ def checkpoint_files(path: str | Path, lang: str | None = None) -> pd.DataFrame:
 def compare_vocabularies(tokenizers: dict, texts: list[str], lang: str | None = None):
     """Vocabulary size, tokens per text and unknown-token rate of each tokenizer on ``texts``,
     one row per tokenizer. Used in notebook 02 (optional deep-dive B)."""
-    lang, out = resolve(lang), {}
+    out = {}
     for name, tok in tokenizers.items():
         ids = [i for seq in encode_texts(tok, texts)["input_ids"] for i in seq]
         unk = tok.unk_token_id
@@ -136,7 +130,6 @@ def pieces_table(tokenizers: dict, words: list[str], lang: str | None = None):
     """How each tokenizer cuts each word (one row per word, pieces joined by " · "). Whether a
     word splits depends on the vocabulary: a word frequent in the text the vocabulary was
     built from becomes one token, a rarer one is spelled from pieces. Used in notebook 02 (§2)."""
-    lang = resolve(lang)
     return pd.DataFrame({tr(name, lang): [" · ".join(tok.tokenize(w)) for w in words] for name, tok in tokenizers.items()},
                         index=pd.Index(words, name=tr("text", lang)))
 
@@ -147,13 +140,12 @@ def policy_table(rules: Iterable[Rule | tuple], texts: Iterable[str], default: s
     texts = list(texts)
     return pd.DataFrame({policy: RuleLabeler(rules, default, policy).label_all(texts) for policy in POLICIES},
                         index=pd.Index([t if len(t) <= 60 else t[:57] + "..." for t in texts],
-                                       name=tr("text", resolve(lang))))
+                                       name=tr("text", lang)))
 
 
 def addition_order(a: float, b: float, c: float, lang: str | None = None) -> pd.DataFrame:
     """``(a + b) + c`` and ``a + (b + c)`` in floating point, to the last digit Python prints, and
     whether they are equal: the order of an all-reduce's additions matters (notebook 03, optional deep-dive A)."""
-    lang = resolve(lang)
     left, right = (a + b) + c, a + (b + c)
     return facts({f"({a!r} + {b!r}) + {c!r}": repr(left), f"{a!r} + ({b!r} + {c!r})": repr(right),
                   "equal?": left == right}, lang)
@@ -162,7 +154,6 @@ def addition_order(a: float, b: float, c: float, lang: str | None = None) -> pd.
 def padding_shares(report: dict, lang: str | None = None) -> pd.DataFrame:
     """The share of padded positions of each way to make batches (:func:`course_lib.data.batching.padding_report`),
     as a table (notebook 02, §4)."""
-    lang = resolve(lang)
     rows = {tr(name, lang): f"{report[key]:.1%}" for key, name in
             (("pad_to_max", "pad every review to max_length"), ("dynamic", "dynamic padding"),
              ("grouped", "length grouping"))}
@@ -197,7 +188,6 @@ def sync_claim(result: dict, lang: str | None = None) -> pd.DataFrame:
 def format_report(result: dict, lang: str | None = None) -> str:
     """A :func:`~course_lib.watch.compare.compare_runs` result as a few lines a person reads
     (``python -m course_lib compare`` and the interruption lab)."""
-    lang = resolve(lang)
     first, verdict = result["first_divergent_step"], tr("identical" if result["identical"] else "different", lang)
     return "\n".join([
         tr("{verdict}: {b} vs reference {a}", lang, verdict=verdict.upper(), a=result["run_a"], b=result["run_b"]),
@@ -213,7 +203,6 @@ def predict_table(run_dir: str | Path, reviews: dict[str, str], lang: str | None
     """The model's answer for each review next to the answer a person gives (``reviews``: text
     -> "positive" or "negative"), with a column that says whether it was right.
     Used in notebook 05 (optional deep-dive D)."""
-    lang = resolve(lang)
     answers = load_classifier(run_dir).predict(list(reviews))
     rows = [{tr("review", lang): text, tr("truth", lang): tr(truth, lang), tr("model", lang): tr(p["label"], lang),
              tr("P(positive)", lang): p["positive"], tr("right?", lang): tr("yes" if p["label"] == truth else "NO", lang)}
@@ -227,7 +216,6 @@ def explain(run_dir: str | Path, text: str, top: int = 6, lang: str | None = Non
     and per pair of neighbouring tokens, so its verdict is a sum of pushes, one per token or
     pair (``(w_positive - w_negative) . vector / count``). The strongest pushes either way.
     Used in notebook 05 (optional deep-dive D)."""
-    lang = resolve(lang)
     # checked before the weights load (a transformer's are large); without a config load_classifier says why
     if (Path(run_dir) / "config.json").exists() and (trained := read_config(run_dir).model) != "bag":
         raise ConfigError(f"explain reads a bag-of-n-grams model; {run_dir} trained {trained!r}")
@@ -252,7 +240,7 @@ def elastic_timeline(run_dir: str | Path, lang: str | None = None) -> pd.DataFra
     """Each node event of a drill, moment by moment, from the run's own records: seconds since
     the node died (or started), what happened, and which record says so (in the notebook's
     language, :mod:`course_lib.lab.i18n`)."""
-    lang, run_dir = resolve(lang), Path(run_dir)
+    run_dir = Path(run_dir)
     episodes = [e for e in read_jsonl(run_dir / "nodes.jsonl") if e["event"] == "lose" or "after_step" in e]
     generations = read_jsonl(run_dir / "elastic.jsonl")
     saves = {(m := json.loads(path.read_text()))["step"]: m["created"]
@@ -310,7 +298,6 @@ def pair_table(texts: list[str], pairs: list[tuple[int, int, float]], n: int = 3
             right.append(wb if op == "equal" else f"<ins style='background:#dfd'>{wb}</ins>")
         rows.append(f"<tr><td style='vertical-align:top'><b>#{i}</b> {' '.join(left)}</td>"
                     f"<td style='vertical-align:top'><b>#{j}</b> {' '.join(right)}</td><td>{score:.2f}</td></tr>")
-    lang = resolve(lang)
     return (f"<table><tr><th>{tr('kept', lang)}</th><th>{tr('near-duplicate', lang)}</th><th>Jaccard</th></tr>"
             + "".join(rows) + "</table>")
 
@@ -318,7 +305,7 @@ def pair_table(texts: list[str], pairs: list[tuple[int, int, float]], n: int = 3
 def real_scale_figures(lang: str | None = None) -> pd.DataFrame:
     """The figures of a long pre-training run that the advisor is fed (notebook 04, "At real
     scale"): each value, what it is, and its source, or why it is assumed."""
-    lang, run = resolve(lang), LongRun()
+    run = LongRun()
     rows = {_label(name, lang): {tr("value", lang): f"{f.value:,.0f} {f.unit}".strip() if f.value >= 100 else
                    f"{f.value:g} {f.unit}".strip(),
                    tr("what", lang): tr(f.what, lang),
@@ -331,7 +318,6 @@ def real_scale_figures(lang: str | None = None) -> pd.DataFrame:
 def real_scale(advice: dict, lang: str | None = None) -> pd.DataFrame:
     """:func:`course_lib.beyond.real_scale.scale_advice` as a table: one column per way of
     saving (synchronous, in the background)."""
-    lang = resolve(lang)
     cols = {}
     for name, label in (("sync", "synchronous save"), ("async", "background save")):
         a = advice[name]

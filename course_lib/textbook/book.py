@@ -7,10 +7,8 @@ a ``DistributedSampler`` feeding a ``DataLoader``, ``DDP``, ``sampler.set_epoch(
 per rank and step in the chapter's format, a ``SummaryWriter`` written once per epoch, every
 ``save_interval`` epochs the three-item checkpoint ``model_epoch_{N}.pth``, and
 ``resume_training`` (11.5 prints it as text) to load it back. The choices the chapter leaves open
-are the kit's: real IMDB reviews tokenized by :mod:`course_lib.data.prepare`, the kit's ``bag``
-model with dropout, the kit's ``pad_batch``, AdamW at a fixed rate, and "Test Accuracy" scored on
-the kit's held-out split (the offline IMDB has no test split). Every one, and why:
-:data:`course_lib.textbook.DEVIATIONS`.
+(data, model, batching, optimizer, the split "Test Accuracy" scores) are the kit's: every one, and
+why, in :data:`course_lib.textbook.DEVIATIONS`.
 
 Four lines belong to the kit, each marked ``# kit``: the observer that writes the kit's ledger
 (so ``compare`` can judge a book run), starts the planned faults, and writes

@@ -3,12 +3,7 @@
 Both experiments run real processes and real SIGKILLs, and judge each interrupted run against
 the *same code* never interrupted with :func:`course_lib.watch.compare.compare_runs` (the book's run
 is compared with the book's, the kit's with the kit's: the two loops differ, the question is
-whether each resume continues its own run):
-
-* :func:`what_the_book_loses`: a kill in the middle of an epoch. The book resumes with
-  ``resume_training`` from its last ``model_epoch_N.pth``; the kit with ``--resume auto``.
-* :func:`crash_during_save`: a kill half-way through writing a checkpoint. The book's file is
-  left half-written and its resume crashes; the kit's commit protocol keeps the previous one.
+whether each resume continues its own run).
 """
 from __future__ import annotations
 
@@ -19,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 import torch
 
+from course_lib.checkpoint.faults import fired_kills
 from course_lib.checkpoint.store import list_checkpoints, verify
 from course_lib.config import TrainConfig
 from course_lib.ddp.launch import RankFailed, RunInterrupted, launch
@@ -29,6 +25,8 @@ from course_lib.watch.compare import acceptance_test, compare_runs
 from course_lib.watch.monitor import read_ledger, read_scalars
 
 STEPS_PER_EPOCH = 16  # the chapter's: 1,024 reviews / 2 ranks / 32 per step
+# crash_during_save's run: 6 epochs, a checkpoint every 2, killed half-way through saving epoch 4
+CRASH_EPOCHS, CRASH_SAVE_INTERVAL, CRASH_KILL_EPOCH = 6, 2, 4
 
 
 def _kit_config(run_dir: Path, epochs: int, save_interval: int, embed_dim: int) -> TrainConfig:
@@ -38,14 +36,6 @@ def _kit_config(run_dir: Path, epochs: int, save_interval: int, embed_dim: int) 
     return TrainConfig(run_dir=str(run_dir), train_limit=DATA_LIMIT, epochs=epochs, global_batch_size=64,
                        save_every_steps=save_interval * STEPS_PER_EPOCH, log_every=10**6, world_size=2, reduction="ddp",
                        embed_dim=embed_dim)
-
-
-def _book_acceptance(run_dir: Path, epoch: int) -> tuple[float, float]:
-    """The chapter's test with the book's own records: the loss in ``model_epoch_{epoch}.pth``
-    and the loss its ``SummaryWriter`` wrote for the epoch after (rank 0's epoch means)."""
-    before = torch.load(run_dir / f"model_epoch_{epoch}.pth", weights_only=True)["loss"]
-    after = dict(read_scalars(run_dir)["Loss/train"])[epoch + 1]
-    return float(after), float(before)
 
 
 # what_the_book_loses's columns
@@ -72,14 +62,6 @@ def _say(i: int, n: int, what: str, t0: float) -> None:
     print(f"[{i}/{n}] {what}: {time.perf_counter() - t0:.1f} s", flush=True)
 
 
-def _is_killed_and_resumed(run_dir: Path, kill_at_step: int, epochs: int) -> bool:
-    """``run_dir`` holds a book run that a kill at ``kill_at_step`` stopped and a resume finished."""
-    from course_lib.checkpoint.faults import fired_kills
-
-    return ((run_dir / "final" / "summary.json").exists() and any(k["step"] == kill_at_step for k in fired_kills(run_dir))
-            and max((r["step"] for r in read_ledger(run_dir, 0)), default=0) == epochs * STEPS_PER_EPOCH)
-
-
 def what_the_book_loses(workdir: str | Path, epochs: int = 12, save_interval: int = 10, kill_at_step: int = 185,
                         embed_dim: int = EMBED_DIM, lang: str | None = None,
                         book_killed: str | Path | None = None) -> pd.DataFrame:
@@ -92,7 +74,6 @@ def what_the_book_loses(workdir: str | Path, epochs: int = 12, save_interval: in
     kit's (see :func:`run_book`). ``book_killed``: a book run already killed at ``kill_at_step`` and
     resumed with these settings (notebook 05's §1), judged instead of training it again.
     ``df.attrs`` holds the raw comparisons. Used in notebook 05 (§2)."""
-    lang = i18n.resolve(lang)
     workdir = Path(workdir)
     saved_epoch = (kill_at_step - 1) // STEPS_PER_EPOCH // save_interval * save_interval
     if saved_epoch < 1:
@@ -113,7 +94,10 @@ def what_the_book_loses(workdir: str | Path, epochs: int = 12, save_interval: in
     _say(1, 4, names[0], t0)
     if book_killed is not None:
         book_run = Path(book_killed)
-        if not _is_killed_and_resumed(book_run, kill_at_step, epochs) or not (book_run / ckpt_name).exists():
+        killed_and_resumed = ((book_run / "final" / "summary.json").exists()
+                              and any(k["step"] == kill_at_step for k in fired_kills(book_run))
+                              and max((r["step"] for r in read_ledger(book_run, 0)), default=0) == epochs * STEPS_PER_EPOCH)
+        if not killed_and_resumed or not (book_run / ckpt_name).exists():
             raise ValueError(f"{book_run} is not a book run killed at step {kill_at_step} and resumed from {ckpt_name} "
                              f"to epoch {epochs}: run it so first (notebook 05, section 1), or leave book_killed out")
     else:
@@ -128,7 +112,11 @@ def what_the_book_loses(workdir: str | Path, epochs: int = 12, save_interval: in
     _say(4, 4, names[3], t0)
 
     book_cmp, kit_cmp = compare_runs(book_ref, book_run), compare_runs(kit.run_dir, kit_run.run_dir)
-    kit_accept, book_accept = acceptance_test(kit_run.run_dir), _book_acceptance(book_run, saved_epoch)
+    kit_accept = acceptance_test(kit_run.run_dir)
+    # the chapter's test on the book's own records: the loss its SummaryWriter wrote for the epoch after the
+    # checkpoint (rank 0's epoch mean), against the loss in the checkpoint
+    book_accept = (float(dict(read_scalars(book_run)["Loss/train"])[saved_epoch + 1]),
+                   float(torch.load(book_run / ckpt_name, weights_only=True)["loss"]))
     book_redone = sum(steps_redone(book_run).values())
     df = pd.DataFrame.from_dict({
         names[0]: _row(lang, None, None, None, None),
@@ -149,38 +137,32 @@ def _loads(path: Path) -> str:
         return f"{type(err).__name__}: {str(err).splitlines()[0][:90]}"
 
 
-def _last_error(failure: RankFailed) -> str:
-    lines = [line.strip() for line in str(failure).splitlines() if "Error" in line and ":" in line]
-    return lines[-1][:160] if lines else str(failure).splitlines()[-1][:160]
-
-
-def crash_during_save(workdir: str | Path, epochs: int = 6, save_interval: int = 2, kill_epoch: int = 4,
-                      embed_dim: int = EMBED_DIM, lang: str | None = None) -> pd.DataFrame:
-    """A SIGKILL half-way through a checkpoint: the book's ``model_epoch_{kill_epoch}.pth``, the
-    kit's save of the same step. What is on disk after the kill, and what each resume does.
-    ``embed_dim``: the bag model's width, the book's and the kit's (see :func:`run_book`).
+def crash_during_save(workdir: str | Path, embed_dim: int = EMBED_DIM, lang: str | None = None) -> pd.DataFrame:
+    """A SIGKILL half-way through a checkpoint, the book's ``model_epoch_4.pth`` and the kit's save of
+    the same step (the run: the ``CRASH_*`` constants): what is on disk after the kill, and what each
+    resume does. ``embed_dim``: the bag model's width, the book's and the kit's (see :func:`run_book`).
     Used in notebook 04 (§4)."""
-    lang = i18n.resolve(lang)
     workdir = Path(workdir)
-    if kill_epoch % save_interval or not 0 < kill_epoch < epochs:
-        raise ValueError(f"kill_epoch {kill_epoch} must be a save epoch (a multiple of {save_interval}) before the "
-                         f"last epoch ({epochs})")
-    t0, step = time.perf_counter(), kill_epoch * STEPS_PER_EPOCH
-    names = [i18n.tr("the book, killed while saving epoch {n}", lang, n=kill_epoch),
+    t0, step = time.perf_counter(), CRASH_KILL_EPOCH * STEPS_PER_EPOCH
+    names = [i18n.tr("the book, killed while saving epoch {n}", lang, n=CRASH_KILL_EPOCH),
              i18n.tr("the kit, killed while saving step {s}", lang, s=step)]
-    book_dir, name = workdir / "book-save-killed", f"model_epoch_{kill_epoch}.pth"
-    run_book(book_dir, epochs, save_interval, kill_during_save=kill_epoch, embed_dim=embed_dim, show="none")
+    book_dir, name = workdir / "book-save-killed", f"model_epoch_{CRASH_KILL_EPOCH}.pth"
+    run_book(book_dir, CRASH_EPOCHS, CRASH_SAVE_INTERVAL, kill_during_save=CRASH_KILL_EPOCH, embed_dim=embed_dim,
+             show="none")
     files = {f: _loads(book_dir / f) for f in checkpoints(book_dir)}
     on_disk = ", ".join(f"{f} ({i18n.tr('loads', lang) if state == 'loads' else i18n.tr('unreadable', lang) + ': ' + state})"
                         for f, state in files.items())
     try:
-        run_book(book_dir, epochs, save_interval, resume=name, embed_dim=embed_dim, show="none")
+        run_book(book_dir, CRASH_EPOCHS, CRASH_SAVE_INTERVAL, resume=name, embed_dim=embed_dim, show="none")
         book_resume = i18n.tr("resumed (unexpected)", lang)
     except RankFailed as failure:
-        book_resume = i18n.tr("resume_training('{f}') crashed: {err}", lang, f=name, err=_last_error(failure))
+        errors = [line.strip() for line in str(failure).splitlines() if "Error" in line and ":" in line]
+        last = errors[-1][:160] if errors else str(failure).splitlines()[-1][:160]
+        book_resume = i18n.tr("resume_training('{f}') crashed: {err}", lang, f=name, err=last)
     _say(1, 2, names[0], t0)
 
-    kit = _kit_config(workdir / f"kit-reference-e{epochs}-s{save_interval}", epochs, save_interval, embed_dim)
+    kit = _kit_config(workdir / f"kit-reference-e{CRASH_EPOCHS}-s{CRASH_SAVE_INTERVAL}", CRASH_EPOCHS, CRASH_SAVE_INTERVAL,
+                      embed_dim)
     ensure_reference(kit)
     kit_run = kit.replace(run_dir=str(workdir / "kit-save-killed"), kill_at_step=step, kill_mode="during-save",
                           kill_rank=0)

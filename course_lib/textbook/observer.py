@@ -1,11 +1,9 @@
 """The kit's observer inside the book's loop: it watches, it never steers.
 
-The book's run prints losses; to *judge* it (``compare_runs``: the first divergent step,
-samples skipped or repeated, the final parameters bit for bit) the kit needs the same
-records its own trainer writes: one ledger row per optimizer step in
-``DIR/metrics/rank{R}.jsonl`` and ``DIR/final/summary.json`` with ``parameter_sha256``.
-It also carries out the planned faults, with the kit's own :class:`~course_lib.checkpoint.faults.FaultInjector`
-(real SIGKILLs, each fired once per run and written to ``DIR/faults.jsonl``).
+To *judge* the book's run with ``compare_runs``, the kit needs the records its own trainer writes:
+a ledger row per optimizer step (``DIR/metrics/rank{R}.jsonl``) and ``DIR/final/summary.json`` with
+``parameter_sha256``. It also carries out the planned faults (the kit's
+:class:`~course_lib.checkpoint.faults.FaultInjector`: real SIGKILLs, each fired once per run).
 
 What it costs the run: one small ``all_gather_object`` per step (each rank's loss and sample
 ids, so every row holds the whole step's batch, as the kit's rows do). It changes no number the

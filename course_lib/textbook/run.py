@@ -121,12 +121,6 @@ class _BookTail(RankOutput):
         return None
 
 
-def _worker(settings: BookSettings):
-    """The function each rank runs, the one ``settings.worker`` names (the book's ``train`` by default)."""
-    module, name = settings.worker.split(":")
-    return getattr(importlib.import_module(module), name)
-
-
 def _spawned(rank: int, world_size: int, settings: BookSettings, port: int, threads: int | None = None) -> None:
     """The kit's entry point of a spawned rank: loopback address, the rank's log file; then
     :func:`script_rank`. (A function defined in a notebook cannot be spawned.)"""
@@ -137,12 +131,13 @@ def _spawned(rank: int, world_size: int, settings: BookSettings, port: int, thre
 
 def script_rank(rank: int, world_size: int, settings: BookSettings, threads: int) -> None:
     """A rank of ``python -m course_lib.textbook`` (and, through :func:`_spawned`, of the notebooks):
-    its share of the cores, then the worker, left as every rank leaves (:func:`run_then_exit`: 3
-    of 22 runs of this script died with SIGABRT in the interpreter's teardown, their work done;
-    CONTRIBUTING). Two ranks of two threads on two cores step slower, and one CI run of the audit,
-    so oversubscribed, ended with the ranks' embeddings 1.6e-6 apart."""
+    its share of the cores (CONTRIBUTING: "Two ranks of two threads on two cores"), then the function
+    ``settings.worker`` names (the book's ``train`` by default), left as every rank leaves
+    (:func:`run_then_exit`)."""
     torch.set_num_threads(threads)
-    run_then_exit(lambda: _worker(settings)(rank, world_size, settings))
+    module, name = settings.worker.split(":")
+    worker = getattr(importlib.import_module(module), name)
+    run_then_exit(lambda: worker(rank, world_size, settings))
 
 
 def _exited(run_dir: Path, rank: int, code: int, step: int, lang: str) -> RankFailed:
@@ -204,20 +199,16 @@ def run_book(run_dir: str | Path, epochs: int = 10, save_interval: int = 10, kil
              threads_per_rank: int | None = None, embed_dim: int = EMBED_DIM) -> BookRun:
     """Run the chapter's code (:func:`course_lib.textbook.book.train`) on ``world_size`` spawned ranks.
 
-    ``kill_at_step=K``: rank 1 is SIGKILLed as global step K begins (16 steps an
-    epoch: K = 185 is step 9 of epoch 12). ``kill_during_save=N``: rank 0 is SIGKILLed half-way
-    through writing ``model_epoch_N.pth``. ``resume``: a checkpoint file (a name in ``run_dir``
-    or a path) for the book's ``resume_training``; the run continues in ``run_dir``, without it
-    ``run_dir`` starts afresh. ``show``: ``"epochs"`` (the first and last step lines of the first
-    epoch and of the last),
-    ``"all"`` or ``"none"``; every line is in ``DIR/logs/rank{R}.log``. ``threads_per_rank``:
-    intra-op threads of each rank (default: the cores shared out; 1 makes a rank one "card").
-    ``embed_dim``: the bag model's width (8 is a third of the time a step: the tests' size).
+    ``kill_at_step=K``: rank 1 is SIGKILLed as global step K begins (16 steps an epoch: K = 185 is
+    step 9 of epoch 12). ``kill_during_save=N``: rank 0 is SIGKILLed half-way through writing
+    ``model_epoch_N.pth``. ``resume``: a checkpoint (a name in ``run_dir`` or a path) for the book's
+    ``resume_training``, continuing in ``run_dir``; without it ``run_dir`` starts afresh. ``show``:
+    ``"epochs"`` (:class:`_BookTail`), ``"all"`` or ``"none"``; every line is in ``DIR/logs/rank{R}.log``.
+    ``threads_per_rank``: default the cores shared out (1 makes a rank one "card"). ``embed_dim``: the
+    bag model's width (8: a third of the time a step, the tests' size).
 
-    Returns what happened (a table in a notebook). A rank that was killed is reported, not
-    raised; a rank that raised (the book's resume from a half-written file), or exited non-zero
-    by itself, raises :class:`RankFailed`.
-    Used in notebook 03 (§2), notebook 04 (§1) and notebook 05 (§1).
+    Returns what happened (a table in a notebook): a killed rank is reported, not raised (what
+    raises: :func:`run_ranks`). Used in notebook 03 (§2), notebook 04 (§1) and notebook 05 (§1).
     """
     if show not in ("epochs", "all", "none"):
         raise ValueError(f"show must be 'epochs', 'all' or 'none', got {show!r}")
