@@ -23,7 +23,8 @@ from tests.conftest import REPO
 from tests.grading import find_submissions, grade_one
 from tests.helpers import solution_lines
 
-SPAWNING = {"03.split", "03.worker", "04.save", "05.resume", "05.audit"}  # the learner's code runs in spawned processes
+# the learner's code runs in spawned processes: the checks that call carry_for_check (ex03, audited.py)
+SPAWNING = {"03.split", "03.worker", "04.save", "05.resume", "05.audit"}
 FAST = sorted(set(EXERCISES) - SPAWNING)
 
 

@@ -82,7 +82,7 @@ def _scheduler(ref: Reference, seg: Segment, diff: Difference, values: dict) -> 
     of a later place of the schedule only (fast-forwarded too far)."""
     ours, theirs = diff.ours["lr"], diff.theirs["lr"]
     used = sorted(g for g, s in ref.steps[seg.rank].items() if s.get("lr") == ours)
-    said = {**values, "ours": ", ".join(f"{v:.4g}" for v in ours), "theirs": ", ".join(f"{v:.4g}" for v in theirs)}
+    said = {**values, "ours": _lr(ours), "theirs": _lr(theirs)}
     if not used or used[0] <= diff.step:
         return Finding("scheduler", said)
     return Finding("scheduler-offset", {**said, "then": used[0]})
@@ -157,15 +157,22 @@ def _rng(name: dict, nxt: list[Segment], rngs: list[str]) -> Finding:
     bad = sorted(s.rank for s in nxt if s.at_start and any(c in s.at_start.components for c in rngs))
     good = sorted(s.rank for s in nxt if s.rank not in bad)
     if bad and good:
-        return Finding("rng-rank", {"fault": name, "rngs": rngs, "bad": ", ".join(map(str, bad)),
-                                    "good": ", ".join(map(str, good))})
+        return Finding("rng-rank", {"fault": name, "rngs": rngs, "bad": _ranks(bad), "good": _ranks(good)})
     events = [e for s in nxt for e in s.process.events if e.get("local_step") == 0]
     loaded = max((j for j, e in enumerate(events) if e["type"] == "load"), default=-1)
     which = {c.removeprefix("rng.") for c in rngs}
     reseeded = any(e["type"] == "seed" and e["which"] in which for e in events[loaded + 1:]) and loaded >= 0
     restored = any(e["type"] == "restore" and e["which"] in which for e in events)
     kind = "rng-reseeded" if reseeded and not restored else "rng-drawn" if restored else "rng"
-    return Finding(kind, {"fault": name, "rngs": rngs, "ranks": ", ".join(map(str, bad or good))})
+    return Finding(kind, {"fault": name, "rngs": rngs, "ranks": _ranks(bad or good)})
+
+
+def _ranks(ranks: list[int]) -> str:
+    return ", ".join(map(str, ranks))
+
+
+def _lr(values: list[float]) -> str:
+    return ", ".join(f"{v:.4g}" for v in values)
 
 
 # --------------------------------------------------------------------------- the script itself

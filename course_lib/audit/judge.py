@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from course_lib.audit.probe.course_lib_audit_digests import resume_point
-from course_lib.audit.records import Process, alignment_table
+from course_lib.audit.records import Process, alignment_table, segments
 
 # what a step is made of, in the order it reads them: a difference earlier in the list explains the later ones
 ORDER = ("params_before", "state_before", "lr", "hyper", "scale", "rng.python", "rng.numpy", "rng.torch", "rng.cuda",
@@ -55,6 +55,7 @@ class Reference:
             self.steps.setdefault(p.rank, {s["local_step"]: s for s in p.steps})  # the reference's numbers: 1, 2, ...
             self.final.setdefault(p.rank, p.final_params())
             self.final_ema.setdefault(p.rank, p.final_ema())
+        self.after = {int(r): {c: (params, state) for c, params, state in rows} for r, rows in self.table.items()}
         # the RNGs something draws from while it trains (their state changes): only those can change a resumed run
         self.live = {r: {f"rng.{name}" for name in {n for s in st.values() for n in s.get("rng", {})}
                          if len({s.get("rng", {}).get(name) for s in st.values()}) > 1} for r, st in self.steps.items()}
@@ -121,8 +122,7 @@ def follow(ref: Reference, attempts: list[list[Process]]) -> list[Segment]:
     out = []
     for rank in ref.ranks:
         reached = None
-        for attempt, process in [(i, p) for i, procs in enumerate(attempts)
-                                 for p in procs if p.rank == rank]:  # no step: no rank
+        for attempt, process in segments(attempts, rank):
             first = process.steps[0]
             start = resume_point(ref.table.get(str(rank), []), first.get("params_before"), first.get("state_before"),
                                  reached)
@@ -143,7 +143,7 @@ def _walk(ref: Reference, seg: Segment) -> None:
         if g not in theirs:
             seg.parted = Difference(g, seg.rank, ["steps"])
             return
-        before = {c: (params, state) for c, params, state in ref.table[str(seg.rank)]}.get(g - 1) if j == 0 else None
+        before = ref.after[seg.rank].get(g - 1) if j == 0 else None
         diff = compare_step(ours, theirs[g], seg.rank, g, before, ref.live[seg.rank])
         if j == 0:
             seg.at_start = diff

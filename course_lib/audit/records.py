@@ -4,7 +4,7 @@ step or saved, loaded or seeded something, and per rank the table a resume is fo
 The records and their keys: :mod:`course_lib.audit.probe.course_lib_audit_schema`. A process's
 rank is the one its first step recorded (``torch.distributed`` by then, else ``$RANK``, else 0).
 A rank may have several processes in one attempt (a launcher that restarts its workers):
-:func:`read_processes` puts them in the order they started.
+:func:`segments` puts them in the order they started.
 """
 from __future__ import annotations
 
@@ -66,6 +66,11 @@ def read_processes(folder: str | Path) -> list[Process]:
         if start is not None:
             out.append(Process(start["pid"], start["time"], [e for e in events if e["type"] != "start"]))
     return sorted(out, key=lambda p: p.started)
+
+
+def segments(attempts: list[list[Process]], rank: int) -> list[tuple[int, Process]]:
+    """``(attempt index, process)`` for every process of ``rank`` that took a step, in order."""
+    return [(i, p) for i, procs in enumerate(attempts) for p in procs if p.rank == rank]  # no step: no rank
 
 
 def load_errors(processes: list[Process]) -> list[dict]:

@@ -152,9 +152,13 @@ def advise(costs: Costs, mtbf: float, covered: float = 0.0) -> dict:
 
 def measure_costs(run_dir: str | Path, restart_seconds: float | None = None,
                   save_seconds: float | None = None) -> Costs:
-    """The costs a run recorded (see the module docstring). ``restart_seconds`` /
-    ``save_seconds`` override a measurement; a run never interrupted has its restart estimated
-    from its first start (``restart_from_first_start`` says so)."""
+    """The costs a run recorded: the step time from the ledger's timestamps, the save's blocking
+    time (``checkpoint/blocking_seconds``) and writing time (``checkpoint/save_seconds``) from
+    TensorBoard, the restart from each resumed attempt's launch (``attempts.jsonl``) to its first
+    step of work; a run never interrupted has its restart estimated from its first start
+    (``restart_from_first_start`` says so). With ``async_save`` the loop pays only the
+    serialisation and the write adds to the restart (``R + W``). ``restart_seconds`` /
+    ``save_seconds`` override a measurement."""
     from course_lib.paths import read_config
     from course_lib.paths import run_dir as check_run_dir
     from course_lib.watch.monitor import read_ledger, read_scalars

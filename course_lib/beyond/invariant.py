@@ -84,11 +84,19 @@ class InvariantStep:
     contiguous block of micro-batches, and no rank's own RNG is drawn (each micro-batch seeds its
     dropout), so a checkpoint needs no RNG file per rank.
 
-    Kept off the step's time, with the same bits (docs/invariant.md): buffers allocated once,
-    ``param.grad`` views of them; nothing zeroed (:meth:`_no_gradient`); the exchange overlapping
-    the last backward (:meth:`_launch_ready`), every wait before :meth:`compute` returns, so every
-    collective of a step precedes its optimizer step; only the blocks with a bit set sent
-    (:meth:`_pair_sum`); the loss in the same tree (float64)."""
+    Kept off the step's time (``bag``, 2 ranks: the exchange of its 20 MB gradient was half a
+    step; the costs are in docs/invariant.md):
+
+    * flat buffers allocated once, ``param.grad`` views of them: autograd accumulates in place
+      (a fresh tensor per micro-batch and addition cost ~8 ms in page faults);
+    * nothing is zeroed: a leaf's gradient, handed over whole (``param.grad`` is ``None``), is
+      copied in, and autograd adds its right sibling in place, the tree's ``a + b`` (a zeroed
+      leaf would be ``0 + a``: a pass more, and a ``-0`` turned into ``+0``);
+    * the exchange overlaps the last backward: each bucket is finished, and its pair all-reduce
+      started (``async_op``), as soon as its gradients are; every wait comes before
+      :meth:`compute` returns, so every collective of a step still precedes its optimizer step;
+    * only the blocks with a bit set travel (:meth:`_pair_sum`): the dense sum's bits;
+    * the loss travels the same tree (float64), started before the last backward."""
     traits = INVARIANT_TRAITS
 
     def __init__(self, model: torch.nn.Module, global_batch_size: int, micro_batch: int, world_size: int, rank: int,

@@ -372,13 +372,16 @@ class QuizItem:
         self.feedback.value = f"<span style='color:{color}'>{head[self.pick]}{answer.why[self.pick]}</span>"
 
 
-def quiz(notebook: str, lang: str | None = None) -> W.VBox:
-    """The self-check quiz of notebook ``"01"`` ... ``"05"``: a box whose ``items`` holds its
-    questions (:class:`QuizItem`). Used in every notebook (exercises)."""
+class Quiz(W.VBox):
+    """The quiz of one notebook; ``items`` holds its questions."""
+
+    def __init__(self, notebook: str, lang: str):
+        self.items = [QuizItem(i + 1, q, options(notebook, i + 1), lang) for i, (q, _) in enumerate(QUESTIONS[notebook])]
+        super().__init__([item.box for item in self.items])
+
+
+def quiz(notebook: str, lang: str | None = None) -> Quiz:
+    """The self-check quiz of notebook ``"01"`` ... ``"05"``. Used in every notebook (exercises)."""
     if notebook not in QUESTIONS:
         raise KeyError(f"no quiz for notebook {notebook!r}; the quizzes are {', '.join(QUESTIONS)}")
-    lang = i18n.resolve(lang)
-    box = W.VBox()
-    box.items = [QuizItem(i + 1, q, options(notebook, i + 1), lang) for i, (q, _) in enumerate(QUESTIONS[notebook])]
-    box.children = [item.box for item in box.items]
-    return box
+    return Quiz(notebook, i18n.resolve(lang))

@@ -29,12 +29,12 @@ from course_lib.predict import load_classifier
 from course_lib.watch.monitor import ledger_ranks, read_attempts, read_jsonl, read_ledger
 
 
-def _label(key: str, lang: str) -> str:
+def _label(key: str, lang: str | None) -> str:
     """``raw_reviews`` -> "raw reviews"; a key that is already a phrase stays as written."""
     return tr(key if " " in key else key.replace("_", " "), lang)
 
 
-def _value(value, lang: str):
+def _value(value, lang: str | None):
     if isinstance(value, bool):
         return tr("yes" if value else "no", lang)
     if value is None:

@@ -58,7 +58,8 @@ class InterruptionLab(_Shown):
 
     The core lab is the chapter's: a run of the kit's trainer with DDP on 2 ranks, one kill (its step
     and its mode), a resume mode, **Run**. ``advanced=True`` adds what goes beyond the chapter: later
-    kills, a kill by hand, the run's length (:meth:`config`), the reduction, resuming on another number of ranks."""
+    kills, a kill by hand, the run's length, the reduction, resuming on another number of ranks. The
+    run is as long as the lab says: ``run_length`` steps exactly (its epochs are as many as that takes)."""
 
     def __init__(self, workdir: str | Path = "runs/lab", train_limit: int = 3000, run_length: int = 40,
                  save_every_steps: int = 10, lang: str | None = None, advanced: bool = False, **cfg_overrides):
@@ -67,6 +68,7 @@ class InterruptionLab(_Shown):
         self.advanced = advanced
         self.base = {**dict(train_limit=train_limit, save_every_steps=save_every_steps, log_every=10_000,
                             eval_limit=500, warmup_steps=5), **cfg_overrides}
+        self.base.pop("epochs", None)  # the run length decides them (config)
         probe = TrainConfig(run_dir=str(self.workdir / "probe"), **self.base)
         self.steps_per_epoch = len(prepare_for(probe, progress=False).train) // probe.global_batch_size
         self.kill_step = W.IntSlider(value=run_length // 2 + 3, min=2, max=run_length, description=tr("kill at step", lang))

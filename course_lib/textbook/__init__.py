@@ -3,8 +3,15 @@
 The chapter prints its DDP template in parts, some as images, with an example model on toy data;
 :mod:`.book` is a **reconstruction** of it on the kit's data (its docstring says what it keeps),
 with the choices the chapter leaves open made by the kit: :data:`DEVIATIONS` lists every one and
-why (:func:`deviations` shows it as a table). :func:`run_book` runs it on real processes;
-:mod:`.lessons` judges it against the kit's under the same real kills.
+why (:func:`deviations` shows it as a table).
+
+* :mod:`.book`: the reconstruction, to read top to bottom;
+* :mod:`.observer`: the kit's thin observer inside it (ledger rows, planned faults, summary);
+* :mod:`.run`: :func:`run_book`, the spawn of the book's worker on real processes;
+* :mod:`.lessons`: :func:`what_the_book_loses` and :func:`crash_during_save`, the book's run
+  against the kit's under the same real kills, judged by ``compare_runs``;
+* :mod:`.reconstruction`: what the reconstruction does where the chapter's template is not this;
+* ``python -m course_lib.textbook``: the reconstruction of the chapter's loop as a script (what ``audit`` judges).
 """
 import importlib
 

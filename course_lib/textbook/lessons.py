@@ -44,7 +44,7 @@ _COLUMNS = ("identical to its run never interrupted", "first divergent step", "r
             "the chapter's acceptance test")
 
 
-def _row(lang: str, cmp: dict | None, resumed: int | None, redone: int | None, accept: tuple | None) -> dict:
+def _row(lang: str | None, cmp: dict | None, resumed: int | None, redone: int | None, accept: tuple | None) -> dict:
     verdict = "-" if accept is None else i18n.tr("passes ({after:.4f} < {before:.4f})" if accept[0] < accept[1]
                                             else "fails ({after:.4f} >= {before:.4f})", lang,
                                             after=accept[0], before=accept[1])

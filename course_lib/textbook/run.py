@@ -207,8 +207,9 @@ def run_book(run_dir: str | Path, epochs: int = 10, save_interval: int = 10, kil
     ``threads_per_rank``: default the cores shared out (1 makes a rank one "card"). ``embed_dim``: the
     bag model's width (8: a third of the time a step, the tests' size).
 
-    Returns what happened (a table in a notebook): a killed rank is reported, not raised (what
-    raises: :func:`run_ranks`). Used in notebook 03 (§2), notebook 04 (§1) and notebook 05 (§1).
+    Returns what happened (a table in a notebook). A rank that was killed is reported, not raised; a
+    rank that raised (the book's resume from a half-written file), or exited non-zero by itself,
+    raises :class:`RankFailed`. Used in notebook 03 (§2), notebook 04 (§1) and notebook 05 (§1).
     """
     if show not in ("epochs", "all", "none"):
         raise ValueError(f"show must be 'epochs', 'all' or 'none', got {show!r}")
