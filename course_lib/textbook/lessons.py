@@ -38,6 +38,14 @@ def _kit_config(run_dir: Path, epochs: int, save_interval: int, embed_dim: int) 
                        embed_dim=embed_dim)
 
 
+def _book_acceptance(run_dir: Path, epoch: int) -> tuple[float, float]:
+    """The chapter's test with the book's own records: the loss in ``model_epoch_{epoch}.pth``
+    and the loss its ``SummaryWriter`` wrote for the epoch after (rank 0's epoch means)."""
+    before = torch.load(run_dir / f"model_epoch_{epoch}.pth", weights_only=True)["loss"]
+    after = dict(read_scalars(run_dir)["Loss/train"])[epoch + 1]
+    return float(after), float(before)
+
+
 # what_the_book_loses's columns
 _COLUMNS = ("identical to its run never interrupted", "first divergent step", "resumed from step",
             "steps lost and redone", "samples skipped / repeated", "largest loss difference",
@@ -112,11 +120,7 @@ def what_the_book_loses(workdir: str | Path, epochs: int = 12, save_interval: in
     _say(4, 4, names[3], t0)
 
     book_cmp, kit_cmp = compare_runs(book_ref, book_run), compare_runs(kit.run_dir, kit_run.run_dir)
-    kit_accept = acceptance_test(kit_run.run_dir)
-    # the chapter's test on the book's own records: the loss its SummaryWriter wrote for the epoch after the
-    # checkpoint (rank 0's epoch mean), against the loss in the checkpoint
-    book_accept = (float(dict(read_scalars(book_run)["Loss/train"])[saved_epoch + 1]),
-                   float(torch.load(book_run / ckpt_name, weights_only=True)["loss"]))
+    kit_accept, book_accept = acceptance_test(kit_run.run_dir), _book_acceptance(book_run, saved_epoch)
     book_redone = sum(steps_redone(book_run).values())
     df = pd.DataFrame.from_dict({
         names[0]: _row(lang, None, None, None, None),
@@ -135,6 +139,11 @@ def _loads(path: Path) -> str:
         return "loads"
     except Exception as err:  # what torch says about half a zip file
         return f"{type(err).__name__}: {str(err).splitlines()[0][:90]}"
+
+
+def _last_error(failure: RankFailed) -> str:
+    lines = [line.strip() for line in str(failure).splitlines() if "Error" in line and ":" in line]
+    return lines[-1][:160] if lines else str(failure).splitlines()[-1][:160]
 
 
 def crash_during_save(workdir: str | Path, embed_dim: int = EMBED_DIM, lang: str | None = None) -> pd.DataFrame:
@@ -156,9 +165,7 @@ def crash_during_save(workdir: str | Path, embed_dim: int = EMBED_DIM, lang: str
         run_book(book_dir, CRASH_EPOCHS, CRASH_SAVE_INTERVAL, resume=name, embed_dim=embed_dim, show="none")
         book_resume = i18n.tr("resumed (unexpected)", lang)
     except RankFailed as failure:
-        errors = [line.strip() for line in str(failure).splitlines() if "Error" in line and ":" in line]
-        last = errors[-1][:160] if errors else str(failure).splitlines()[-1][:160]
-        book_resume = i18n.tr("resume_training('{f}') crashed: {err}", lang, f=name, err=last)
+        book_resume = i18n.tr("resume_training('{f}') crashed: {err}", lang, f=name, err=_last_error(failure))
     _say(1, 2, names[0], t0)
 
     kit = _kit_config(workdir / f"kit-reference-e{CRASH_EPOCHS}-s{CRASH_SAVE_INTERVAL}", CRASH_EPOCHS, CRASH_SAVE_INTERVAL,
