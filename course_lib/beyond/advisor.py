@@ -13,7 +13,7 @@ work. With failures that arrive at random (exponential gaps, mean ``M``) three a
   interval in whole steps.
 
 Where each input comes from in the run directory, and ``covered`` (the share of failures the
-survivors' save covers: a restart, no redone work): docs/cli.md, "How often to save: advise".
+survivors' save covers: a restart, no redone work): docs/cli.md, "How often to save: `advise`".
 """
 from __future__ import annotations
 

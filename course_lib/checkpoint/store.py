@@ -17,7 +17,8 @@ folder that only *exists* once it is complete:
 A folder without a valid manifest is not a checkpoint, and neither is one whose manifest
 lacks a part its world size requires. A crash at any instant leaves either the old state or
 the new one, never half of one. Loading uses ``weights_only=True`` only: a checkpoint is
-data, never code. ``--async-save``: :class:`BackgroundWriter`.
+data, never code. With ``--async-save`` rank 0's write and commit run in a
+:class:`BackgroundWriter` thread while training goes on.
 """
 from __future__ import annotations
 

@@ -3,7 +3,8 @@ forkserver where the OS has one: :mod:`course_lib._runtime.rank_start`), or ``to
 shell (one or several machines), with the same per-rank entry point, :func:`run_rank`.
 
 ``launch`` lets a notebook cell start a 2-rank run safely: bad settings refused before anything
-starts, a free port, the backend and threads per rank, each rank's output in its own log file
+starts, a free port, the backend (NCCL when every rank has its own GPU, else gloo) and threads per
+rank, each rank's output in ``DIR/logs/rank{R}.log``, which survives a SIGKILL
 (:mod:`course_lib._runtime.rank_output`), a failed or killed rank named, never a hang, one run per
 directory. How a rank trains is its :class:`Reduction`: the core's is :data:`DDP_REDUCTION`; an
 extension passes its own (``launch(cfg, reduction=...)``), with the traits of its gradient sync.

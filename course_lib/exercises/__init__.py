@@ -2,7 +2,8 @@
 
 ``check(id, *functions)`` passes or fails with a diagnosis, ``hint(id)`` gives the next hint,
 ``solution(id, reveal=True)`` the reference solution (without ``reveal``: only the call that shows
-it), ``quiz(nb)`` the notebook's self-check quiz; one call per cell. How they behave: docs/exercises.md.
+it), ``quiz(nb)`` the notebook's self-check quiz; one call per cell. A check's randomness is seeded per
+attempt and printed: ``check(..., seed=N)`` repeats it. How they behave: docs/exercises.md.
 """
 from __future__ import annotations
 

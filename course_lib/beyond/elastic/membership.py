@@ -90,7 +90,7 @@ class Membership:
         self.store, self.id, self.heartbeat_s, self.usable_world = store, member_id, heartbeat_s, usable_world
         self.generation, self.decision, self.asked = 0, None, None
         self._stop = threading.Event()
-        store.add(f"hb/{member_id}", 1)  # beat_store: the heartbeat's connection (the training thread may block in store)
+        store.add(f"hb/{member_id}", 1)  # beats go through beat_store: the training thread may be blocked in store
         threading.Thread(target=self._beat, args=(beat_store,), name="heartbeat", daemon=True).start()
 
     def _beat(self, store) -> None:
