@@ -1,7 +1,7 @@
 """Beyond the chapter: what the kit adds to keeping long runs alive. Built on the core
 (:mod:`course_lib.ddp`, :mod:`course_lib.checkpoint`), which never imports it: each extension
 plugs into a seam of the core (a :class:`~course_lib.ddp.launch.Reduction` passed to ``launch``,
-the trainer's ``gradients`` and ``agreement``). Its modules: the layout table of docs/README.md.
+the trainer's ``gradients`` and ``agreement``). Its modules: docs/README.md#layout.
 
 :func:`reduction` names the kit's reductions; :func:`launch` is the core's ``launch`` with the
 reduction a config asks for.

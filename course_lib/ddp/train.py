@@ -3,11 +3,12 @@
 The PyTorch DDP tutorial's ``Trainer``: ``__init__`` wraps the model in ``DistributedDataParallel``
 (what a rank trains is built in :mod:`course_lib.ddp.training`); :meth:`Trainer._run_batch` is one
 optimizer step, :meth:`Trainer._save_checkpoint` and :meth:`Trainer.resume` move the whole state to
-disk and back. Its state (:meth:`Trainer.stateful`) is model, optimizer,
-LR scheduler, the loop's position and every rank's RNG; the data order is a pure function of
-(seed, epoch, step) (:mod:`course_lib.ddp.sampling`), so a resumed run is bit-identical to one never
-interrupted. An extension plugs in through the :class:`~course_lib.ddp.seams.Seams` it passes, never
-by overriding a method; a fault is a :class:`~course_lib.ddp.seams.FaultHook`. This module names neither.
+disk and back. Its state (:meth:`Trainer.stateful`) is model, optimizer, LR scheduler, the loop's
+position and every rank's RNG; the data order is a pure function of (seed, epoch, step)
+(:mod:`course_lib.ddp.sampling`), so a resumed run is bit-identical to one never interrupted. An
+extension plugs in through the :class:`~course_lib.ddp.seams.Seams` it passes, never by overriding a
+method; a fault is a :class:`~course_lib.ddp.seams.FaultHook` passed only when one is asked for. This
+module names no extension and no fault.
 """
 from __future__ import annotations
 
