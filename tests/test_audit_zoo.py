@@ -24,9 +24,9 @@ pytestmark = pytest.mark.slow
 ZOO = Path(__file__).parent / "audit_zoo"
 
 
-def command(script: str) -> list[str]:
-    """How a user starts the zoo's ``script`` (torchrun for the torchrun one)."""
-    path = str(ZOO / f"{script}.py")
+def command(script: str, folder: Path = ZOO) -> list[str]:
+    """How a user starts the zoo's ``script`` (torchrun for the torchrun one), from ``folder``."""
+    path = str(folder / f"{script}.py")
     if "torchrun" in script:
         return [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", path,
                 "--out", "{run}"]
@@ -99,29 +99,36 @@ def test_a_script_that_only_loses_work_is_exact_and_says_how_much(tmp_path):
     assert cli.build_parser().parse_args(["audit", "--strict", "--", "python", "t.py", "{run}"]).strict
 
 
-TEARDOWN_ABORT = """
+ABORT_AT_SHUTDOWN = """
+
 class AbortAtShutdown:  # as a process-group thread still joinable when the interpreter shuts down
     def __del__(self, abort=os.abort):  # bound now: the module's globals are gone by then
         abort()
-
-
-if checkpoint:  # the resumed run only: its work is done, its records written, then SIGABRT
-    at_shutdown = AbortAtShutdown()
 """
+# where each script arms it: in its resumed run only (its work done, its records written, then SIGABRT)
+ARM = {"correct_one_process": ("if checkpoint:\n", "    at_shutdown = AbortAtShutdown()\n"),
+       "correct_torchrun_ddp": ('        torch.set_rng_state(snapshot["rng"][rank])\n',
+                                '        if rank == 1:\n            globals()["at_shutdown"] = AbortAtShutdown()\n')}
 
 
-def test_a_resumed_run_that_dies_in_its_teardown_is_exact_with_a_note(tmp_path):
+@pytest.mark.parametrize("script, code", [("correct_one_process", -6), ("correct_torchrun_ddp", 1)])
+def test_a_resumed_run_that_dies_in_its_teardown_is_exact_with_a_note(tmp_path, script, code):
     """SIGABRT after the last step, as the interpreter shuts down (torch's c10d threads do it now and
-    then): the run is exact, and the report says why its job still reads as failed."""
-    for name in ("correct_one_process", "zoo_common"):
+    then): the run is exact, and the report says why its job still reads as failed. Under torchrun
+    the job's exit code is torchrun's 1, and the signal is named in its summary, not its last line."""
+    for name in (script, "zoo_common"):
         (tmp_path / f"{name}.py").write_text((ZOO / f"{name}.py").read_text())
-    script = tmp_path / "correct_one_process.py"
-    script.write_text(script.read_text() + TEARDOWN_ABORT)
-    report = audit([sys.executable, str(script), "--out", "{run}"], out=tmp_path / "audit", faults=["sigkill@14"],
-                   progress=False, references=1)
+    path = tmp_path / f"{script}.py"
+    anchor, armed = ARM[script]
+    text = path.read_text().replace("from zoo_common import", ABORT_AT_SHUTDOWN.lstrip() + "\n\nfrom zoo_common import", 1)
+    assert anchor in text
+    path.write_text(text.replace(anchor, anchor + armed, 1))
+    report = audit(command(script, tmp_path), out=tmp_path / "audit", faults=["sigkill@14"], progress=False,
+                   references=1)
     assert report.exact and report.exit_code == 0, report.text()
     [note] = report.findings
-    assert note.kind == "teardown" and not note.defect and note.values["code"] == -6, report.text()
+    assert note.kind == "teardown" and not note.defect and note.values["code"] == code, report.text()
+    assert "SIGABRT" in note.values["error"] or code == -6, note.values
     assert "os._exit(0)" in note.fix and "Python 退出的过程中" in audit_findings(report, lang="zh").iloc[0, 0]
 
 

@@ -41,7 +41,11 @@ class Attempt:
     @property
     def last_line(self) -> str:
         """The last line it printed that is not blank, or how it ended."""
-        return next((ln.strip()[:200] for ln in reversed(self.tail().splitlines()) if ln.strip()), self.how)
+        return self.said("") or self.how
+
+    def said(self, words: str) -> str | None:
+        """The last of :meth:`tail`'s lines that holds ``words`` and is not blank, or ``None``."""
+        return next((ln.strip()[:200] for ln in reversed(self.tail().splitlines()) if words in ln and ln.strip()), None)
 
     @property
     def steps(self) -> int:

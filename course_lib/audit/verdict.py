@@ -138,10 +138,12 @@ def _end(ref, faults, attempts, last, rows, findings, explained) -> RunVerdict:
     name = next((r.fault for r in reversed(rows) if r.delivered), rows[-1].fault if rows else faults[0]).for_report()
     if tail is not None and tail.exit_code not in (0, None) and last and last[0].attempt == len(attempts) - 1 \
             and not explained:
-        # its work done and identical, then SIGABRT: died in the interpreter's teardown (a note, not a defect)
-        aborted = tail.exit_code == -signal.SIGABRT or "SIGABRT" in (tail.last_line or "")
-        kind = "teardown" if identical and steps == n and aborted else "crashed"
-        findings.append(Finding(kind, {"fault": name, "code": tail.exit_code, "error": tail.last_line}))
+        # its work done and identical, then SIGABRT: died in the interpreter's teardown (a note, not a defect).
+        # A launcher names the signal: mp.spawn in its last line, torchrun (exit code 1) in its summary's root cause
+        abort = tail.said("SIGABRT")
+        kind = "teardown" if identical and steps == n and (tail.exit_code == -signal.SIGABRT or abort) else "crashed"
+        error = abort if kind == "teardown" and abort else tail.last_line
+        findings.append(Finding(kind, {"fault": name, "code": tail.exit_code, "error": error}))
         explained = True
     if steps is not None and steps != n and not explained:
         findings.append(Finding("steps", {"fault": name, "ours": steps, "theirs": n}))
