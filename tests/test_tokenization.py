@@ -39,6 +39,30 @@ def test_no_baked_in_truncation_or_padding(wp):
     assert len(encode_texts(wp, ["short"])["input_ids"][0]) == 3  # no padding to 128
 
 
+@pytest.mark.parametrize("name", ["wordpiece", "bpe"])
+def test_the_chapters_call_leaks_nothing_into_the_kits(name, wp, bpe):
+    """Notebook 02 calls the tokenizer the chapter's way (``padding=True, truncation=True``) before
+    the kit's functions: in transformers 5.x that call leaves padding and truncation switched on in
+    the Rust backend, and a kit function reading the backend then returned every review padded to the
+    longest and cut (notebook 02 showed 0.0 % padding). Each encoding function must set both itself,
+    and leave the tokenizer as it found it."""
+    tok = wp if name == "wordpiece" else bpe
+    texts = ["a short one", "a much longer review than the other one, by far, and then some more words"]
+    alone = encode_texts(tok, texts)["input_ids"]
+    assert len(alone[0]) < len(alone[1]) > 8
+    tok(texts, padding=True, truncation=True, max_length=8)  # the chapter's call
+    before = (tok.backend_tokenizer.padding, tok.backend_tokenizer.truncation)
+    assert before[0] is not None and before[1] is not None  # the state that leaked
+    assert encode_texts(tok, texts)["input_ids"] == alone
+    assert encode_texts(tok, texts, max_length=8)["input_ids"] == [alone[0], alone[1][:7] + alone[1][-1:]] \
+        if name == "wordpiece" else [ids[:8] for ids in alone]
+    win = encode_windows(tok, texts, max_length=8, stride=2)
+    assert [len(ids) for ids, s in zip(win["input_ids"], win["sample"]) if s == 0] == [len(alone[0])]  # not padded
+    assert all(len(ids) <= 8 for ids in win["input_ids"]) and win["sample"].count(1) > 1
+    assert (tok.backend_tokenizer.padding, tok.backend_tokenizer.truncation) == before  # left as found
+    tok(texts[0])  # transformers' own call sets what it needs again: nothing of ours lingers either
+
+
 def test_gpt2_padding_is_explicit(bpe):
     assert bpe.pad_token == "<|endoftext|>" and bpe.pad_token_id == 50256
 

@@ -5,13 +5,20 @@ It closes two traps of ``transformers`` 5.x, both silent: ``BertTokenizer(vocab_
 the folder or pass ``vocab=`` / ``merges=``, and assert the vocabulary size on every load); the
 all-MiniLM ``tokenizer.json`` bakes truncation and padding at 128 into its backend (we clear both:
 the caller chooses). GPT-2 has no padding token: we pad with ``<|endoftext|>``, masked out.
+
+A third trap is not in the files but in the calls: the backend's padding and truncation are state
+that a call changes for every later one. The chapter's ``tokenizer(texts, padding=True,
+truncation=True)`` leaves both switched on, and an encoder that reads the backend then pads and
+cuts every text without being asked (notebook 02 once showed 0.0 % padding because of it). The
+kit's encoders set both themselves for their call and put back what they found (:func:`_settings`).
 """
 from __future__ import annotations
 
 import hashlib
 import importlib.util
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -151,19 +158,39 @@ def _safe_texts(texts: Iterable[object]) -> list[str]:
     return out
 
 
+@contextmanager
+def _settings(tokenizer: PreTrainedTokenizerFast, max_length: int | None = None) -> Iterator:
+    """The backend of ``tokenizer`` with no padding and truncation at ``max_length`` (none when
+    ``None``) for the ``with`` block, whatever an earlier call left switched on (the chapter's
+    ``padding=True, truncation=True`` does); its padding and truncation as they were afterwards."""
+    backend = tokenizer.backend_tokenizer
+    padding, truncation = backend.padding, backend.truncation
+    backend.no_padding()
+    if max_length is None:
+        backend.no_truncation()
+    else:
+        backend.enable_truncation(max_length)
+    try:
+        yield backend
+    finally:
+        backend.no_padding()
+        backend.no_truncation()
+        if padding is not None:
+            backend.enable_padding(**padding)
+        if truncation is not None:
+            backend.enable_truncation(**truncation)
+
+
 def encode_texts(
     tokenizer: PreTrainedTokenizerFast, texts: Iterable[str], max_length: int | None = None
 ) -> dict[str, list[list[int]]]:
     """``{input_ids, attention_mask}`` lists, unpadded (padding is the collator's job), truncated to
-    ``max_length`` when given; ``None`` encodes as ``""``, another non-str raises TypeError.
+    ``max_length`` when given, whatever padding or truncation an earlier call left on the tokenizer
+    (left as it was); ``None`` encodes as ``""``, another non-str raises TypeError.
     Notebook 02, §3. Calls the Rust backend's ``encode_batch`` directly."""
-    backend = tokenizer.backend_tokenizer
-    if max_length is not None:
-        backend.enable_truncation(max_length)
-    try:
-        encs = backend.encode_batch(_safe_texts(texts))
-    finally:
-        backend.no_truncation()
+    texts = _safe_texts(texts)
+    with _settings(tokenizer, max_length) as backend:
+        encs = backend.encode_batch(texts)
     ids = [e.ids for e in encs]
     return {"input_ids": ids, "attention_mask": [[1] * len(x) for x in ids]}  # unpadded: every token is real
 
@@ -172,9 +199,11 @@ def encode_windows(
     tokenizer: PreTrainedTokenizerFast, texts: Iterable[str], max_length: int = 256, stride: int = 64
 ) -> dict[str, list]:
     """``{input_ids, attention_mask, sample}``: each text as windows of at most ``max_length`` tokens,
-    neighbours sharing ``stride``, and the text each window comes from: nothing thrown away.
-    Notebook 02, optional deep-dive A."""
-    enc = tokenizer(_safe_texts(texts), truncation=True, max_length=max_length, stride=stride,
-                    return_overflowing_tokens=True)
+    neighbours sharing ``stride``, and the text each window comes from: nothing thrown away, nothing
+    padded (whatever an earlier call left on the tokenizer, left as it was). Notebook 02, optional deep-dive A."""
+    texts = _safe_texts(texts)
+    with _settings(tokenizer):  # transformers sets both for its own call; this puts the caller's back after it
+        enc = tokenizer(texts, padding=False, truncation=True, max_length=max_length, stride=stride,
+                        return_overflowing_tokens=True)
     return {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"],
             "sample": enc["overflow_to_sample_mapping"]}
