@@ -19,3 +19,18 @@ def test_comparisons_and_reading_in_both_languages():
     zh = tables.comparisons({"full": RESULT}, lang="zh")
     assert all(any("\u4e00" <= ch <= "\u9fff" for ch in col) for col in zh.columns), list(zh.columns)
     assert "否" in tables.reading(RESULT, lang="zh")
+
+
+def test_no_table_cuts_its_text():
+    """pandas cuts a cell at 50 characters by default ("write the checkpoint to a temporary file,
+    fsyn..."): the teacher's read found the chapter's crash message, the reconstruction's choices and
+    the real-scale sources cut in both editions. The kit's table view shows every character, in
+    JupyterLab's rich view and in the text one; and a table of the kit's own cuts nothing itself."""
+    import pandas as pd
+
+    long = "write the checkpoint to a temporary file, fsync it, then rename it over the old one"
+    frame = tables.facts({"the fix": long}, lang="en")
+    for shown in (frame._repr_html_(), repr(frame), repr(pd.DataFrame({"x": [long]}))):
+        assert long in shown and "..." not in shown, shown
+    sentence = "Investors are using machine learning to predict stock prices, and the regulators are worried about it."
+    assert sentence in tables.policy_table([("Technology", r"machine learning")], [sentence], lang="en")._repr_html_()

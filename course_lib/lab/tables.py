@@ -3,6 +3,11 @@
 A learner should not have to read a nested ``dict`` repr: a pandas ``DataFrame`` renders as a table
 in JupyterLab and in an HTML export, its labels through :func:`course_lib.lab.i18n.tr`. Every
 station's tables are here, so that the core needs neither pandas nor the translations.
+
+Importing this module shows every character of every table the kernel displays, the other
+modules' frames too (one pandas setting, ``display.max_colwidth``: pandas cuts a cell at 50
+characters by default, and a learner read "write the checkpoint to a temporary file, fsyn..."
+where the lesson was the rest of the sentence). Every notebook imports it in its first code cell.
 """
 from __future__ import annotations
 
@@ -27,6 +32,8 @@ from course_lib.lab.log_lines import chinese_line
 from course_lib.paths import read_config
 from course_lib.predict import load_classifier
 from course_lib.watch.monitor import ledger_ranks, read_attempts, read_jsonl, read_ledger
+
+pd.set_option("display.max_colwidth", None)  # no cell cut at 50 characters (the module docstring)
 
 
 def _label(key: str, lang: str | None) -> str:
@@ -139,8 +146,7 @@ def policy_table(rules: Iterable[Rule | tuple], texts: Iterable[str], default: s
     Used in notebook 01 (§6)."""
     texts = list(texts)
     return pd.DataFrame({policy: RuleLabeler(rules, default, policy).label_all(texts) for policy in POLICIES},
-                        index=pd.Index([t if len(t) <= 60 else t[:57] + "..." for t in texts],
-                                       name=tr("text", lang)))
+                        index=pd.Index(texts, name=tr("text", lang)))
 
 
 def addition_order(a: float, b: float, c: float, lang: str | None = None) -> pd.DataFrame:
