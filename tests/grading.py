@@ -16,8 +16,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from course_lib._runtime.rank_start import load_module
 from course_lib.exercises.base import EXERCISES, Result, run_check
+from course_lib.exercises.carry import load_module
 
 
 def _notebook_cells(path: Path) -> dict[str, str]:

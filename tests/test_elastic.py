@@ -110,7 +110,7 @@ def test_a_crash_the_loss_of_rank_0s_node_and_a_node_gained_back_cost_no_bit(ref
     and its agent starts it again, so it joins after node 1's worker, which now holds rank 0
     (ranks follow the order members joined in, not node numbers). Then node 1 is lost whole: the
     survivor takes rank 0's place (rank 0's ledger gets the lines the dead member never wrote,
-    monitor.fill_ledger_gap). Then a new node joins and takes the state from the survivor's memory.
+    regroup.fill_ledger_gap). Then a new node joins and takes the state from the survivor's memory.
     Bit-identical to the run never disturbed."""
     run = tmp_path / "in-process"
     result = node_drill(drill_cfg(run), [("crash", 10), ("lose", 15), ("gain", 25)], settings=BEATS)

@@ -14,10 +14,9 @@ import sys
 
 import pytest
 
-from course_lib._runtime.rank_start import load_module
 from course_lib.config import TrainConfig
 from course_lib.exercises import EXERCISES, check, hint, quiz, solution, solution_of
-from course_lib.exercises.carry import CannotCarry, write_module
+from course_lib.exercises.carry import CannotCarry, load_module, write_module
 from course_lib.exercises.quiz import QUESTIONS, options
 from tests.conftest import REPO
 from tests.grading import find_submissions, grade_one

@@ -1,5 +1,5 @@
-"""The elastic group's membership protocol on a real TCPStore, members as threads (fast); the
-process-level tests (real nodes, real kills) are in test_elastic.py."""
+"""The elastic group's membership protocol on a real TCPStore, members as threads (fast), and a new
+rank 0's ledger; the process-level tests (real nodes, real kills) are in test_elastic.py."""
 import threading
 import time
 from datetime import timedelta
@@ -8,7 +8,9 @@ import pytest
 import torch.distributed as dist
 
 from course_lib.beyond.elastic.membership import Membership, RunFinished, usable_world
+from course_lib.beyond.elastic.regroup import fill_ledger_gap
 from course_lib.config import TrainConfig
+from course_lib.watch.monitor import Ledger, read_ledger
 
 BEAT = 0.02
 
@@ -97,3 +99,19 @@ def test_a_node_that_comes_after_the_end_is_told_so(store):
     a.finish()
     with pytest.raises(RunFinished):
         member(store, "late").next(-1, False, "start", True)
+
+
+def test_a_survivor_that_takes_rank_0_fills_the_lines_the_dead_rank_0_never_wrote(tmp_path):
+    """An elastic group lost its rank 0 after step 3 finished but before rank 0 wrote its line;
+    the survivor (rank 1) becomes rank 0 and copies step 3, and only what is missing."""
+    row = lambda step, rank: {"step": step, "attempt": 1, "global_loss": 1.0 / step, "samples": f"s{step}", "loss": rank}
+    zero, one = Ledger(tmp_path, 0), Ledger(tmp_path, 1)
+    for step in (1, 2):
+        zero.write(row(step, 0))
+    for step in (1, 2, 3):
+        one.write(row(step, 1))
+    zero.close(), one.close()
+    assert fill_ledger_gap(tmp_path, source=1, target=0, up_to=3) == 1
+    rows = read_ledger(tmp_path, 0)
+    assert [r["step"] for r in rows] == [1, 2, 3] and rows[2]["copied_from_rank"] == 1 and "copied_from_rank" not in rows[1]
+    assert rows[2]["global_loss"] == 1.0 / 3 and fill_ledger_gap(tmp_path, source=1, target=0, up_to=3) == 0

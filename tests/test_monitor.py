@@ -1,6 +1,6 @@
 import time
 
-from course_lib.watch.monitor import Ledger, TensorBoardLogger, fill_ledger_gap, read_ledger, read_scalars
+from course_lib.watch.monitor import Ledger, TensorBoardLogger, read_ledger, read_scalars
 
 
 def test_ledger_last_attempt_wins(tmp_path):
@@ -39,19 +39,3 @@ def test_tensorboard_written_and_read_back(tmp_path):
     off = TensorBoardLogger(tmp_path / "other", enabled=False)
     off.scalars(1, x=1.0)
     assert not (tmp_path / "other").exists()
-
-
-def test_a_survivor_that_takes_rank_0_fills_the_lines_the_dead_rank_0_never_wrote(tmp_path):
-    """An elastic group lost its rank 0 after step 3 finished but before rank 0 wrote its line;
-    the survivor (rank 1) becomes rank 0 and copies step 3, and only what is missing."""
-    row = lambda step, rank: {"step": step, "attempt": 1, "global_loss": 1.0 / step, "samples": f"s{step}", "loss": rank}
-    zero, one = Ledger(tmp_path, 0), Ledger(tmp_path, 1)
-    for step in (1, 2):
-        zero.write(row(step, 0))
-    for step in (1, 2, 3):
-        one.write(row(step, 1))
-    zero.close(), one.close()
-    assert fill_ledger_gap(tmp_path, source=1, target=0, up_to=3) == 1
-    rows = read_ledger(tmp_path, 0)
-    assert [r["step"] for r in rows] == [1, 2, 3] and rows[2]["copied_from_rank"] == 1 and "copied_from_rank" not in rows[1]
-    assert rows[2]["global_loss"] == 1.0 / 3 and fill_ledger_gap(tmp_path, source=1, target=0, up_to=3) == 0

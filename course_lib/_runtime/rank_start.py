@@ -13,15 +13,12 @@ set later), exactly what a spawned rank would inherit.
 from __future__ import annotations
 
 import gc
-import importlib.util
 import multiprocessing
 import os
 import sys
-import types
 from collections.abc import Callable, Sequence
 from datetime import timedelta
-from pathlib import Path
-from typing import Any, NoReturn
+from typing import NoReturn
 
 import torch.distributed as dist
 import torch.multiprocessing as mp
@@ -55,38 +52,14 @@ def start_ranks(worker: Callable, args: tuple, nprocs: int, method: str = "auto"
                               nprocs=nprocs, join=False, start_method=method)
 
 
-def start_process(target: Callable, args: tuple = ()) -> multiprocessing.process.BaseProcess:
-    """``target(*args)`` in one new process, started as a rank is, with this process's
-    environment; returns the started ``multiprocessing.Process`` (``join``, ``exitcode``: -9
-    when a SIGKILL ended it). ``target`` must live in a module."""
-    context: Any = multiprocessing.get_context(_method("auto", [target.__module__]))  # typeshed's BaseContext has no Process
-    proc = context.Process(target=_in_environment, args=(target, dict(os.environ), *args))
-    proc.start()
-    return proc
-
-
 def _in_the_launchs_environment(rank: int, worker: Callable, env: dict, *args) -> None:
-    _in_environment(worker, env, rank, *args)
-
-
-def _in_environment(target: Callable, env: dict, *args) -> None:
     # A fork shares the server's heap until a page is written; the garbage collector's first full
     # pass writes to every inherited object's header, a stall in a small run (CONTRIBUTING). Frozen
     # objects are never scanned; the child's own still are.
     gc.freeze()
     os.environ.clear()
     os.environ.update(env)
-    target(*args)
-
-
-def load_module(path: str | Path) -> types.ModuleType:
-    """Import a module from its file (in a rank: a learner's functions that a notebook cell
-    defined, written to a file by :func:`course_lib.exercises.carry.write_module`)."""
-    spec = importlib.util.spec_from_file_location(Path(path).stem, path)
-    assert spec is not None and spec.loader is not None  # a .py file (all callers pass one) always has both
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    worker(rank, *args)
 
 
 def attempt_store(rank: int, world_size: int, timeout: timedelta):

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from course_lib._runtime.portability import check_kill_modes, hard_kill_signal
+from course_lib._runtime.portability import hard_kill_signal
 from course_lib.checkpoint import store
 from course_lib.config import TrainConfig
 from course_lib.watch.monitor import append_jsonl, read_attempts, read_jsonl
@@ -73,11 +73,13 @@ class FaultInjector:
                              f"{start_step}; pick a later step")
         return lines
 
-    def _mine(self, step: int, modes: tuple[str, ...], at_or_after: bool = False) -> Kill | None:
+    def due(self, step: int, modes: tuple[str, ...], at_or_after: bool = False) -> Kill | None:
+        """This rank's kill of one of ``modes`` not yet fired, planned at ``step`` (or, ``at_or_after``, at
+        or before it: a save comes at the first save step after its kill step), or ``None``."""
         return next((k for k in self.pending if k.rank == self.rank and k.mode in modes
                      and (k.step <= step if at_or_after else k.step == step)), None)
 
-    def _fire(self, kill: Kill) -> None:
+    def fire(self, kill: Kill) -> None:
         """Record the kill (flushed and fsynced: the signal may end the process at once), then send it."""
         self.pending.remove(kill)
         append_jsonl(self.run_dir / "faults.jsonl", {"step": kill.step, "rank": kill.rank, "mode": kill.mode,
@@ -86,55 +88,39 @@ class FaultInjector:
 
     def before_step(self, step: int) -> None:
         """Called as global step ``step`` (1-based) begins."""
-        kill = self._mine(step, ("sigkill", "sigterm"))
+        kill = self.due(step, ("sigkill", "sigterm"))
         if kill is not None:
-            self._fire(kill)
+            self.fire(kill)
 
     def writer(self, step: int, parts: list[str]) -> Callable[[Path, str, object], dict]:
         """What writes this rank's ``parts`` of the save of ``step``:
         :func:`~course_lib.checkpoint.store.write_part`, or, when a ``during-save`` kill of this
         rank is due, one that dies half-way through one of them (rank 0's ``model.pt``, another
         rank's RNG file), a real SIGKILL. A rank with no part in this save dies as it begins."""
-        kill = self._mine(step, ("during-save",), at_or_after=True)
+        kill = self.due(step, ("during-save",), at_or_after=True)
         if kill is None:
             return store.write_part
         if not parts:
-            self._fire(kill)
+            self.fire(kill)
         cut = "model.pt" if "model.pt" in parts else parts[0]
 
         def write(folder: Path, name: str, obj) -> dict:
             if name != cut:
                 return store.write_part(folder, name, obj)
             folder.mkdir(parents=True, exist_ok=True)
-            write_half(obj, folder / name, then=lambda: self._fire(kill))
+            write_half(obj, folder / name, then=lambda: self.fire(kill))
             raise AssertionError("unreachable: the process was killed")
         return write
-
-    def cut_save(self, step: int, path: str | Path, obj) -> None:
-        """A save the kit does not write (the book's ``torch.save``): when a ``during-save`` kill of
-        this rank is due at ``step``, half of ``obj``'s bytes to ``path``, then SIGKILL; else nothing."""
-        kill = self._mine(step, ("during-save",), at_or_after=True)
-        if kill is not None:
-            write_half(obj, path, then=lambda: self._fire(kill))
 
 
 def write_half(obj, path: str | Path, then: Callable[[], None]) -> None:
     """What a crash half-way through a write leaves: the first half of ``obj``'s bytes (bytes, or
     a state serialised as ``torch.save`` would) in ``path``, flushed and fsynced, then ``then()``
-    (the kill). The one cut-a-save-half-way of the kit: the trainer's kills and the exercises' use
-    it (the audit's probe has its own: it runs in scripts that have no kit)."""
+    (the kill). The one cut-a-save-half-way of the kit: the trainer's kills, the book's observer and
+    the exercises use it (the audit has its own: it runs in scripts that have no kit)."""
     data = obj if isinstance(obj, (bytes, memoryview)) else store.serialize(obj)
     with open(path, "wb") as f:
         f.write(data[: len(data) // 2])
         f.flush()
         os.fsync(f.fileno())
     then()
-
-
-def kill(pid: int, mode: str = "sigkill") -> None:
-    """Send a real signal to a running worker (the lab's "kill now" button)."""
-    sig = {"sigkill": hard_kill_signal(), "sigterm": signal.SIGTERM}.get(mode)
-    if sig is None:
-        raise ValueError(f"kill mode must be 'sigkill' or 'sigterm' from outside, got {mode!r}")
-    check_kill_modes([mode])
-    os.kill(pid, sig)

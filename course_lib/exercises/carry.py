@@ -11,6 +11,7 @@ line), plain constants (their ``repr``). What cannot come along is said, with wh
 from __future__ import annotations
 
 import ast
+import importlib.util
 import inspect
 import shutil
 import textwrap
@@ -122,6 +123,16 @@ def write_module(functions: dict, path: str | Path, lang: str = "en") -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(HEADER + "\n\n" + "\n\n".join(body) + "\n")
     return path
+
+
+def load_module(path: str | Path) -> types.ModuleType:
+    """Import the module :func:`write_module` wrote (in a rank: the learner's functions that a
+    notebook cell defined)."""
+    spec = importlib.util.spec_from_file_location(Path(path).stem, path)
+    assert spec is not None and spec.loader is not None  # a .py file (all callers pass one) always has both
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def carry_for_check(exercise_id: str, functions: dict, lang: str) -> tuple[Path, str]:

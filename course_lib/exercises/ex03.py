@@ -28,9 +28,9 @@ def split_worker(rank: int, world_size: int, settings: BookSettings) -> None:
     """The reconstruction of the chapter's loop with the learner's ``rank_indices`` in place of ``DistributedSampler``."""
     from torch.nn.parallel import DistributedDataParallel as DDP
 
-    from course_lib._runtime.rank_start import load_module
     from course_lib.data.batching import pad_batch
     from course_lib.ddp.models import build_model
+    from course_lib.exercises.carry import load_module
     from course_lib.textbook.book import IMDBReviews
     from course_lib.textbook.observer import Observer
 
@@ -198,8 +198,9 @@ def eval_model(data) -> torch.nn.Module:
 def eval_worker(rank: int, world_size: int, settings: BookSettings) -> None:
     """One rank of 03.worker's check: the learner's ``evaluate`` on the held-out reviews in a gloo
     group; what it returned and the reviews the model scored go to ``DIR/eval-rank{R}.json``."""
-    from course_lib._runtime.rank_start import hold_process_group, load_module
+    from course_lib._runtime.rank_start import hold_process_group
     from course_lib.data.prepare import PreparedData
+    from course_lib.exercises.carry import load_module
     from course_lib.textbook.book import IMDBReviews
 
     task = json.loads(Path(settings.run_dir, "task.json").read_text())

@@ -11,15 +11,16 @@ from pathlib import Path
 
 import torch
 
-from course_lib._runtime.rank_start import start_process
+from course_lib._runtime.rank_start import start_ranks
 from course_lib.checkpoint.faults import write_half
 from course_lib.exercises.audited import check_by_audit
 from course_lib.exercises.base import Exercise, Fail, learner_call, register, say
 
 
-def half_write(state: dict, target: str) -> None:
+def half_write(_rank: int, state: dict, target: str) -> None:
     """A process that a real SIGKILL stops half-way through ``torch.save`` of ``state`` to
-    ``target`` (05.newest's broken newest file), through the kit's one cut-a-save-half-way."""
+    ``target`` (05.newest's broken newest file), through the kit's one cut-a-save-half-way. Started
+    as a rank is (one of one), from the ranks' forkserver: no fresh interpreter to import torch."""
     write_half(state, target, then=lambda: os.kill(os.getpid(), signal.SIGKILL))
 
 
@@ -33,7 +34,7 @@ def _book_files(folder: Path, epochs: list[int], half: int | None) -> None:
                     "loss": 1.0 / epoch}, folder / f"model_epoch_{epoch}.pth")
     if half is not None:
         state = {"epoch": half, "model_state_dict": model.state_dict(), "loss": 1.0 / half}
-        proc = start_process(half_write, (state, str(folder / f"model_epoch_{half}.pth")))
+        proc = start_ranks(half_write, (state, str(folder / f"model_epoch_{half}.pth")), nprocs=1).processes[0]
         proc.join()
         assert proc.exitcode == -9, "the half-writing process was not killed"
 

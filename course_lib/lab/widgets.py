@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import os
 import threading
 import traceback
 from pathlib import Path
@@ -16,10 +17,10 @@ import ipywidgets as W
 import matplotlib.pyplot as plt
 from IPython.display import Image, display
 
+from course_lib._runtime.portability import hard_kill_signal
 from course_lib.beyond import REDUCTION_NAMES
 from course_lib.beyond.advisor import Costs, advise, lost_share, measure_costs
 from course_lib.beyond.real_scale import LongRun, scale_advice
-from course_lib.checkpoint.faults import kill
 from course_lib.config import KILL_MODES, RESUME_MODES, TrainConfig
 from course_lib.data.prepare import prepare_for
 from course_lib.lab import drills, plots
@@ -120,7 +121,7 @@ class InterruptionLab(_Shown):
     def _on_kill(self, _button=None) -> None:
         """Send a real SIGKILL to the last rank of the live run."""
         if self._pids:
-            kill(self._pids[-1], "sigkill")
+            os.kill(self._pids[-1], hard_kill_signal())
             self.status.value = f"{tr('sent SIGKILL to pid', self.lang)} {self._pids[-1]}"
 
     def _on_run(self, _button=None) -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 import torch.distributed as dist
 
 from course_lib._runtime.rank_start import hold_process_group
-from course_lib.checkpoint.faults import FaultInjector
+from course_lib.checkpoint.faults import FaultInjector, write_half
 from course_lib.config import TrainConfig
 from course_lib.ddp.consistency import check_ranks_agree
 from course_lib.ddp.sampling import sample_digest
@@ -58,7 +58,9 @@ class Observer:
         """A ``during-save`` kill planned at or before this step: write the first half of the
         file's bytes to ``path`` itself (what ``torch.save`` leaves when its process dies half-way),
         then SIGKILL this process. Otherwise nothing."""
-        self.faults.cut_save(self.step, path, checkpoint)
+        kill = self.faults.due(self.step, ("during-save",), at_or_after=True)
+        if kill is not None:
+            write_half(checkpoint, path, then=lambda: self.faults.fire(kill))
 
     def finish(self, model, test_accuracy: float | None) -> None:
         """Every rank checks that all ranks hold the same parameters; rank 0 writes the summary."""

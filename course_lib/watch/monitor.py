@@ -83,21 +83,6 @@ def latest_attempt(rows) -> list[dict]:
     return [by_step[s] for s in sorted(by_step)]
 
 
-def fill_ledger_gap(run_dir: str | Path, source: int, target: int, up_to: int) -> int:
-    """The number of rows copied into rank ``target``'s ledger from ``source``'s (those after its last
-    step, up to ``up_to``, marked ``copied_from_rank``), for a member that takes over a dead one's place
-    (``beyond/elastic``): the dead one may have finished a step it never logged, and ``compare`` reads
-    rank 0's ledger. A step's global fields (``global_loss``, ``samples``, ``batch_ids``) agree on all ranks."""
-    have = [r["step"] for r in read_ledger(run_dir, target)]
-    rows = [r for r in read_ledger(run_dir, source) if max(have, default=0) < r["step"] <= up_to]
-    if rows:
-        ledger = Ledger(run_dir, target)
-        for r in rows:
-            ledger.write({**r, "copied_from_rank": source})
-        ledger.close()
-    return len(rows)
-
-
 def next_attempt(run_dir: Path, rank: int, **about) -> int:
     """This start's attempt number (1 = the first), from ``DIR/attempts.jsonl``; a collective (a barrier)
     that every rank calls as it starts, after rank 0 appended the start's row (when its launcher began,

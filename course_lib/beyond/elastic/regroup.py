@@ -44,9 +44,24 @@ from course_lib.ddp.outcome import DONE, PREEMPTED, Outcome
 from course_lib.ddp.seams import Seams
 from course_lib.ddp.train import Trainer
 from course_lib.ddp.training import Training
-from course_lib.watch.monitor import append_jsonl, fill_ledger_gap
+from course_lib.watch.monitor import Ledger, append_jsonl, read_ledger
 
 REGROUP = Outcome("regroup", None)  # the group must re-form to go on: it goes on in this process, never an exit code
+
+
+def fill_ledger_gap(run_dir: str | Path, source: int, target: int, up_to: int) -> int:
+    """The number of rows copied into rank ``target``'s ledger from ``source``'s (those after its last
+    step, up to ``up_to``, marked ``copied_from_rank``), for a member that takes over a dead one's place:
+    the dead one may have finished a step it never logged, and most readers of a run read rank 0's ledger.
+    A step's global fields (``global_loss``, ``samples``, ``batch_ids``) agree on all ranks."""
+    have = [r["step"] for r in read_ledger(run_dir, target)]
+    rows = [r for r in read_ledger(run_dir, source) if max(have, default=0) < r["step"] <= up_to]
+    if rows:
+        ledger = Ledger(run_dir, target)
+        for r in rows:
+            ledger.write({**r, "copied_from_rank": source})
+        ledger.close()
+    return len(rows)
 
 
 class JoinVote:
