@@ -97,11 +97,16 @@ def test_the_book_resume_without_dropout_is_exact(tmp_path):
 
 @pytest.mark.slow
 def test_a_kill_during_the_books_save(tmp_path):
-    df = textbook.crash_during_save(tmp_path, embed_dim=8, lang="en")
-    files = df.attrs["book_files"]
-    assert files["model_epoch_2.pth"] == "loads" and files["model_epoch_4.pth"] != "loads"
-    assert "crashed" in df.attrs["book_resume"]
-    assert df.attrs["kit"]["identical"] and df.attrs["kit_resumed_from"] == 32
+    """Run twice in the same folder, as Restart & Run All does before a class: the second run
+    must kill for real again (it once found the first run's kill in faults.jsonl, killed nothing,
+    and reported a resume from step 96, the end of the run)."""
+    for _ in range(2):
+        df = textbook.crash_during_save(tmp_path, embed_dim=8, lang="en")
+        files = df.attrs["book_files"]
+        assert files["model_epoch_2.pth"] == "loads" and files["model_epoch_4.pth"] != "loads"
+        assert "crashed" in df.attrs["book_resume"]
+        assert [k["step"] for k in df.attrs["kit_kills"]] == [64], df.attrs["kit_kills"]
+        assert df.attrs["kit"]["identical"] and df.attrs["kit_resumed_from"] == 32
 
 
 def test_checkpoints_sort_by_epoch_not_as_strings(tmp_path):

@@ -8,6 +8,7 @@ whether each resume continues its own run).
 from __future__ import annotations
 
 import contextlib
+import shutil
 import time
 from pathlib import Path
 
@@ -150,6 +151,10 @@ def crash_during_save(workdir: str | Path, embed_dim: int = EMBED_DIM, lang: str
     """A SIGKILL half-way through a checkpoint, the book's ``model_epoch_4.pth`` and the kit's save of
     the same step (the run: the ``CRASH_*`` constants): what is on disk after the kill, and what each
     resume does. ``embed_dim``: the bag model's width, the book's and the kit's (see :func:`run_book`).
+    Both killed runs start from empty folders on every call, so a second call (Restart & Run All
+    before a class) kills for real again: a kill fires once per run folder (``faults.jsonl``), and
+    a kept folder once made the second call report a resume from the run's end. ``df.attrs`` holds
+    the raw results, ``kit_kills`` the kit run's kills as ``faults.jsonl`` recorded them.
     Used in notebook 04 (§4)."""
     workdir = Path(workdir)
     t0, step = time.perf_counter(), CRASH_KILL_EPOCH * STEPS_PER_EPOCH
@@ -173,6 +178,7 @@ def crash_during_save(workdir: str | Path, embed_dim: int = EMBED_DIM, lang: str
     ensure_reference(kit)
     kit_run = kit.replace(run_dir=str(workdir / "kit-save-killed"), kill_at_step=step, kill_mode="during-save",
                           kill_rank=0)
+    shutil.rmtree(kit_run.run_dir, ignore_errors=True)  # a fresh run: its kill fires again (the docstring)
     with contextlib.suppress(RunInterrupted):
         launch(kit_run, quiet=True)
     root = Path(kit_run.run_dir) / "checkpoints"
@@ -189,5 +195,5 @@ def crash_during_save(workdir: str | Path, embed_dim: int = EMBED_DIM, lang: str
                       columns=[i18n.tr(c, lang) for c in ("on disk after the kill", "the resume",
                                                            "identical to its run never interrupted")])
     df.attrs = {"book_files": files, "book_resume": book_resume, "kit_resumed_from": summary["resumed_from"], "kit": cmp,
-                "seconds": time.perf_counter() - t0}
+                "kit_kills": fired_kills(kit_run.run_dir), "seconds": time.perf_counter() - t0}
     return df
