@@ -72,6 +72,23 @@ def test_damaged_newest_falls_back(tmp_path, damage, reason):
     assert "step-00000020" in messages[0] and reason in messages[0]
 
 
+@pytest.mark.parametrize("damage,reason", [(corrupt_truncate, "truncated"), (corrupt_no_manifest, "no manifest"),
+                                           (corrupt_foreign_manifest, "foreign"), (corrupt_missing_file, "missing")])
+def test_a_look_without_sha256_finds_what_a_crash_leaves_and_reads_no_file(tmp_path, monkeypatch, damage, reason):
+    """``verify(sha256=False)``, the launcher's look before any rank starts: everything a crash
+    mid-save leaves is found from the manifest and the files' sizes; only bit rot needs the hash,
+    which the rank that loads computes."""
+    save(tmp_path, 10)
+    newest = save(tmp_path, 20)
+    damage(newest)
+    monkeypatch.setattr(ckpt, "_sha256", lambda path: pytest.fail(f"{path} was read"))
+    ok, why = ckpt.verify(newest, sha256=False)
+    assert not ok and reason in why
+    assert ckpt.latest_valid(tmp_path, log=None, sha256=False).name == "step-00000010"
+    corrupt_flip(tmp_path / "checkpoints" / "step-00000010")
+    assert ckpt.verify(tmp_path / "checkpoints" / "step-00000010", sha256=False) == (True, "ok")
+
+
 def test_crash_mid_save_leaves_previous_valid(tmp_path):
     save(tmp_path, 10)
     tmp = ckpt.tmp_dir(tmp_path, 20)

@@ -1,11 +1,15 @@
 """Station 5's guarantee, tested with real signals: an interrupted run resumed with
 ``--resume-mode full`` is bit-identical to the run never interrupted."""
+import json
+from pathlib import Path
+
 import pytest
 from helpers import small_cfg
 
+from course_lib.checkpoint import store
 from course_lib.checkpoint.store import CheckpointError, latest_valid
 from course_lib.config import ConfigError
-from course_lib.ddp.launch import RunInterrupted, launch
+from course_lib.ddp.launch import Reduction, RunInterrupted, launch, train_with_ddp
 from course_lib.watch.compare import compare_runs
 
 
@@ -38,6 +42,45 @@ def test_full_resume_is_bit_identical(reference, tmp_path, mode, rank, async_sav
     result = compare_runs(reference, tmp_path / "run")
     assert result["identical"], result
     assert result["skipped_samples"] == result["repeated_samples"] == 0
+
+
+def verify_counted(cfg, rank, world_size, device, report, data_file):
+    """A rank of the core's DDP run that writes, beside the run, every :func:`store.verify` it makes
+    (``verify-rank{R}.json``: the folder's name, whether it hashed)."""
+    real, calls = store.verify, []
+
+    def verify(path, sha256=True):
+        calls.append([Path(path).name, sha256])
+        return real(path, sha256)
+    store.verify = verify
+    try:
+        return train_with_ddp(cfg, rank, world_size, device, report, data_file)
+    finally:
+        store.verify = real
+        (Path(cfg.run_dir).parent / f"verify-rank{rank}.json").write_text(json.dumps(calls))
+
+
+def test_a_resume_hashes_each_checkpoint_once_on_rank_0_and_falls_back_from_bit_rot(reference, tmp_path, monkeypatch):
+    """#64: the newest checkpoint was sha256-verified twice per resume (the launcher, then rank 0).
+    Now rank 0 alone hashes, as every rank is about to load, under torchrun too; the launcher reads
+    manifests and sizes. A newest checkpoint whose bytes rotted (same size: only the hash sees it)
+    is still skipped for the one before, and the run is still bit-identical."""
+    run = tmp_path / "run"
+    with pytest.raises(RunInterrupted):
+        launch(small_cfg(run, kill_at_step=13, kill_rank=1), quiet=True)
+    model = run / "checkpoints" / "step-00000010" / "model.pt"
+    rotten = bytearray(model.read_bytes())
+    rotten[len(rotten) // 2] ^= 0x01
+    model.write_bytes(bytes(rotten))
+    launcher, real = [], store.verify
+    monkeypatch.setattr(store, "verify", lambda path, sha256=True: launcher.append([Path(path).name, sha256])
+                        or real(path, sha256))
+    summary = launch(small_cfg(run, resume="auto"), quiet=True, reduction=Reduction("ddp", verify_counted))
+    rank0, rank1 = (json.loads((tmp_path / f"verify-rank{r}.json").read_text()) for r in (0, 1))
+    assert rank0 == [["step-00000010", True], ["step-00000005", True]] and rank1 == []
+    assert launcher and not any(sha256 for _, sha256 in launcher), launcher
+    assert summary["resumed_from"] == 5 and "checksum mismatch" in (run / "logs" / "rank0.log").read_text()
+    assert compare_runs(reference, run)["identical"]
 
 
 @SLOW

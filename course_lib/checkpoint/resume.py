@@ -97,14 +97,16 @@ class TrainState:
 
 
 # --------------------------------------------------------------------------- which checkpoint, and does it fit
-def find_checkpoint(cfg: TrainConfig, log: Callable[[str], None] | None = None) -> Path | None:
+def find_checkpoint(cfg: TrainConfig, log: Callable[[str], None] | None = None, sha256: bool = True) -> Path | None:
     """``--resume``: ``none`` -> ``None``; ``auto`` -> the newest valid checkpoint of the run
     (``None`` if there is none: a fresh start, said through ``log``); a path -> that folder,
-    which must be a valid checkpoint (else one line that says what it is instead)."""
+    which must be a valid checkpoint (else one line that says what it is instead). Verified with
+    every file's sha256 once per resume, on rank 0 as every rank is about to load it
+    (:meth:`course_lib.ddp.train.Trainer.resume`); ``sha256=False``: :func:`check_resume`'s look."""
     if cfg.resume == "none":
         return None
     if cfg.resume == "auto":
-        path = store.latest_valid(cfg.run_dir, log=log)
+        path = store.latest_valid(cfg.run_dir, log=log, sha256=sha256)
         if path is None and log:
             log(f"no valid checkpoint in {cfg.run_dir}, starting fresh")
         return path
@@ -113,10 +115,10 @@ def find_checkpoint(cfg: TrainConfig, log: Callable[[str], None] | None = None) 
         raise store.CheckpointError(f"--resume {path} does not exist; use --resume auto (newest valid checkpoint of "
                                     "--run-dir) or name a checkpoint folder DIR/checkpoints/step-N")
     if not (path / "manifest.json").exists():
-        newest = store.latest_valid(path, log=None) if path.is_dir() else None
+        newest = store.latest_valid(path, log=None, sha256=False) if path.is_dir() else None
         hint = f"--resume {newest}" if newest else "--resume auto with --run-dir set to the run"
         raise store.CheckpointError(f"--resume {path} is not a checkpoint folder (no manifest.json); use {hint}")
-    ok, reason = store.verify(path)
+    ok, reason = store.verify(path, sha256)
     if not ok:
         raise store.CheckpointError(f"--resume {path} is not a valid checkpoint ({reason}); use --resume auto to "
                                     "take the newest valid one")
@@ -124,11 +126,21 @@ def find_checkpoint(cfg: TrainConfig, log: Callable[[str], None] | None = None) 
 
 
 def check_resume(cfg: TrainConfig, any_world_size: bool = False) -> None:
-    """Before any rank starts: the checkpoint a resume would load is there, valid, and one this
-    run can continue (else every rank would refuse it after start-up, each with a traceback)."""
-    path = find_checkpoint(cfg)
-    if path is not None:
-        check_fits(saved_config(store.load_part(path, "trainer.pt")), cfg, cfg.world_size, str(path), any_world_size)
+    """Before any rank starts: the checkpoint a resume would load is there, committed, whole in
+    size, and one this run can continue (else every rank would refuse it after start-up, each
+    with a traceback). No file is hashed here: rank 0 verifies what every rank loads, under
+    torchrun too, which starts the ranks without this parent, and falls back from a newest
+    checkpoint whose bytes are damaged; so a ``trainer.pt`` that cannot be read is left to it."""
+    path = find_checkpoint(cfg, sha256=False)
+    if path is None:
+        return
+    try:
+        saved = saved_config(store.load_part(path, "trainer.pt"))
+    except store.CheckpointError:
+        if cfg.resume == "auto":
+            return
+        raise
+    check_fits(saved, cfg, cfg.world_size, str(path), any_world_size)
 
 
 def saved_config(trainer_part: dict) -> dict:

@@ -306,7 +306,9 @@ class Trainer:
 
     def resume(self) -> int | None:
         """``--resume``: nothing, the newest valid checkpoint (``auto``) or a named one; returns its
-        step. Rank 0 chooses and tells the others (a collective): every rank resumes the same one."""
+        step. Rank 0 chooses, verifying every file's sha256 (the only time a resume hashes them; a
+        damaged newest checkpoint is skipped for the one before), and tells the others (a
+        collective): every rank resumes the same one."""
         where: list[str | None] = [None]
         if self.rank == 0:
             ckpt.remove_stale_tmp(self.run_dir)  # leftovers of a crash mid-save, before anyone saves
