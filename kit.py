@@ -7,8 +7,10 @@
     python3 kit.py setup             only set up
 
 Setting up makes `.venv` in this folder and installs torch, then the kit with its notebook and
-test tools (`-e ".[dev]"`). It runs once: a stamp in `.venv` remembers a hash of pyproject.toml
-and the torch build, and a later run with the same ones goes straight to its job.
+test tools and the audit it depends on (`-e ./resume-audit -e ".[dev]"`: the audit is a
+distribution of its own, in this repository). It runs once: a stamp in `.venv` remembers a hash
+of both pyproject.toml files and the torch build, and a later run with the same ones goes
+straight to its job.
 
 Why a script and not one pip line: which torch is a decision, and each wrong answer cost this
 project time (CONTRIBUTING, "Things that cost us time"):
@@ -41,6 +43,8 @@ VENV = ROOT / ".venv"
 STAMP = VENV / "kit-installed.txt"
 TORCH = "torch==2.13.0"
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+AUDIT = "resume-audit"  # the audit's own distribution, a folder of this repository; the kit depends on it
+KIT = ["-e", f"./{AUDIT}", "-e", ".[dev]"]  # in one install, so that the kit's dependency is met by the folder
 MIN_PYTHON = (3, 10)
 
 
@@ -87,7 +91,7 @@ def torch_pip_args(system: str, gpu: bool, index_resolves: bool) -> list:
 
 
 def stamp_key(pyproject: bytes, gpu: bool) -> str:
-    """What an install depends on: pyproject.toml and the torch build."""
+    """What an install depends on: the pyproject.toml files (joined) and the torch build."""
     build = f"{TORCH} {'default' if gpu else 'cpu'}"
     return hashlib.sha256(pyproject + b"\0" + build.encode()).hexdigest()
 
@@ -141,11 +145,11 @@ def set_up(gpu: bool, key: str) -> None:
     kind = "the default build (NVIDIA GPU found)" if gpu else "the CPU build, about 200 MB"
     say(f"installing torch, {kind}: pip install {' '.join(args)}")
     run([py, "-m", "pip", "install", "-q", *args], "installing torch")
-    say('installing the kit with its notebook and test tools: -e ".[dev]"')
-    uv_install = [py, "-m", "uv", "pip", "install", "-q", "--compile-bytecode", "--python", py, "-e", ".[dev]"]
+    say(f'installing the kit with its notebook and test tools, and the audit: {" ".join(KIT)}')
+    uv_install = [py, "-m", "uv", "pip", "install", "-q", "--compile-bytecode", "--python", py, *KIT]
     if not (succeeds([py, "-m", "pip", "install", "-q", "uv"]) and succeeds(uv_install)):
         say("uv did not do it; pip instead (slower)")
-        run([py, "-m", "pip", "install", "-q", "-e", ".[dev]"], 'installing -e ".[dev]"')
+        run([py, "-m", "pip", "install", "-q", *KIT], f"installing {' '.join(KIT)}")
     found = subprocess.run([py, "-c", "import torch; print(torch.__version__, torch.version.cuda or '')"],
                            capture_output=True, text=True, cwd=ROOT)
     if found.returncode != 0:
@@ -171,7 +175,7 @@ def main(argv: list) -> int:
     if what == "setup" and args:
         fail(f"setup takes no arguments, got {' '.join(args)}")
     gpu = has_nvidia_gpu()
-    key = stamp_key((ROOT / "pyproject.toml").read_bytes(), gpu)
+    key = stamp_key((ROOT / "pyproject.toml").read_bytes() + (ROOT / AUDIT / "pyproject.toml").read_bytes(), gpu)
     if is_set_up(STAMP, key, venv_python()):
         say(f"{VENV.name} is set up (delete {STAMP.relative_to(ROOT)} to install again)")
     else:

@@ -20,9 +20,8 @@ import tempfile
 from pathlib import Path
 
 from common import write
-
-from course_lib.audit.attempt import probe_env
-from course_lib.audit.records import read_processes
+from resume_audit.attempt import probe_env
+from resume_audit.records import read_processes
 
 TRAIN = ["--model", "minilm", "--global-batch-size", "16", "--max-length", "256", "--train-limit", "600", "--lr", "3e-5",
          "--world-size", "2", "--save-every-steps", "0", "--epochs", "1"]

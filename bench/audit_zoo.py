@@ -1,4 +1,4 @@
-"""The audit at its default settings on every script of the zoo (tests/audit_zoo/), on the kit's
+"""The audit at its default settings on every script of the zoo (resume-audit/tests/zoo/), on the kit's
 own trainer and on the kit's reconstruction of the chapter's loop: each one's verdict, the kinds it found, its faults and
 how long the audit took on this machine. The correct scripts and the kit's trainer are audited
 with 20 faults (in runs of 10), the rest with the defaults (8 faults, 2 a run). Writes
@@ -14,10 +14,9 @@ import time
 from pathlib import Path
 
 from common import RESULTS, write
+from resume_audit import AuditError, audit
 
-from course_lib.audit import AuditError, audit
-
-ZOO = Path(__file__).resolve().parents[1] / "tests" / "audit_zoo"
+ZOO = Path(__file__).resolve().parents[1] / "resume-audit" / "tests" / "zoo"
 EXACT = {"correct_one_process", "correct_spawn_ddp", "correct_torchrun_ddp", "kit_trainer"}
 SPECIAL = {
     "kit_trainer": [sys.executable, "-m", "course_lib", "train", "--run-dir", "{run}", "--world-size", "2",

@@ -18,8 +18,7 @@ import time
 from pathlib import Path
 
 from common import RESULTS, write
-
-from course_lib.audit import AuditError, audit
+from resume_audit import AuditError, audit
 
 HERE = Path(__file__).resolve().parent / "scorecard"
 # name -> (framework packages, how it saves and resumes, the predicted verdict, defects the reading predicts)

@@ -126,29 +126,15 @@ def _cmd_advise(args) -> int:
 
 
 def _cmd_audit(args) -> int:
-    import dataclasses
-    import shlex
+    """The learner's front door to the audit, a distribution of its own (``resume-audit``): its
+    options and its report are the audit's; only its error becomes the kit's one-line error."""
+    from resume_audit import AuditError
+    from resume_audit.cli import run
 
-    from course_lib.audit import AuditError, audit
-    from course_lib.audit.auditor import Settings
-
-    command = args.command[1:] if args.command[:1] == ["--"] else args.command
-    resume = shlex.split(args.resume_command) if args.resume_command else None
-    options = {f.name: getattr(args, f.name) for f in dataclasses.fields(Settings)}
-    options.update(faults=args.fault or args.faults, kinds=tuple(args.kinds))
     try:
-        if args.each:
-            from course_lib.audit.classroom import audit_each, classroom_text
-
-            rows = audit_each(args.each, command, resume, out=args.out, **options)
-            print(classroom_text(rows))
-            return 0 if all(r["exit_code"] == 0 for r in rows) else 1
-        report = audit(command, resume, out=args.out, **options)
-        print(report.text())
-    except AuditError as err:  # the audit's own error type: one line, exit code 2, like every other
+        return run(args)
+    except AuditError as err:
         raise ConfigError(str(err)) from None
-    print(f"report: {report.out / 'report.json'}")
-    return report.exit_code
 
 
 def _cmd_edition(args) -> int:
@@ -282,44 +268,10 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--small", action="store_true", help="the tests' small parameters (minutes, not half an hour)")
     e.add_argument("--teacher", action="store_true",
                    help="a teacher's edition: each notebook ends with its exercises' reference solutions, labelled")
-    _audit_options(command("audit", _cmd_audit))
+    from resume_audit.cli import add_arguments as audit_options
+
+    audit_options(command("audit", _cmd_audit))
     return parser
-
-
-def _audit_options(p: argparse.ArgumentParser) -> None:
-    from course_lib.audit.auditor import Settings
-    from course_lib.audit.plan import KINDS
-
-    p.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND ...",
-                   help="how you start training, after --; {run} stands for a fresh folder per run (its checkpoints)")
-    p.add_argument("--resume-command", metavar="'COMMAND ...'",
-                   help="the command that resumes, quoted as one argument, when it is not the same command "
-                        "(default: the same command)")
-    p.add_argument("--out", default="audit", help="the audit's folder: its runs, the probe's records, report.json")
-    p.add_argument("--faults", type=int, default=Settings.faults, help="real faults to deliver")
-    p.add_argument("--fault", action="append", metavar="KIND@STEP[:RANK]",
-                   help="deliver this fault instead of seeded ones (repeatable), e.g. sigkill@14:1 to see again one "
-                        "a report showed")
-    p.add_argument("--per-run", type=int, default=Settings.per_run,
-                   help="faults that strike one run in turn (it resumes after each)")
-    p.add_argument("--seed", type=int, default=Settings.seed, help="chooses the faults' kinds, steps and ranks")
-    p.add_argument("--kinds", nargs="+", choices=KINDS, default=list(Settings.kinds),
-                   help="the kinds of fault to choose from (during-commit: only when named)")
-    p.add_argument("--every", type=int, default=Settings.every, metavar="K",
-                   help="digest parameters, gradients and optimizer state every K steps (big models)")
-    p.add_argument("--timeout", type=float, metavar="SECONDS",
-                   help="the longest one attempt may run (default: 4x the run never interrupted, at least 60 s)")
-    p.add_argument("--grace", type=float, default=Settings.grace, metavar="SECONDS",
-                   help="after SIGTERM, how long the script has to save and leave (a scheduler's warning time)")
-    p.add_argument("--budget", type=float, metavar="SECONDS", help="no new interrupted run starts after this long")
-    p.add_argument("--strict", action="store_true",
-                   help="lost work fails too (exit 1): steps trained again that a checkpoint held, or a SIGTERM could "
-                        "have saved")
-    p.add_argument("--references", type=int, choices=(1, 2), default=Settings.references,
-                   help="runs never interrupted before the faults: 2 check that the command is deterministic, 1 "
-                        "trusts an earlier audit that found it so (one start fewer)")
-    p.add_argument("--each", metavar="FOLDER|PATTERN",
-                   help="a teacher's audit: every script of a folder (or a glob), {script} in the command")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -4,8 +4,7 @@ checks that it names the three losses the notebook says it has."""
 import sys
 
 import pytest
-
-from course_lib.audit import audit
+from resume_audit import audit
 
 pytestmark = pytest.mark.slow
 
@@ -14,7 +13,7 @@ KIT = [sys.executable, "-m", "course_lib", "train", "--run-dir", "{run}", "--wor
 
 
 def test_the_kits_trainer_resumes_exactly_over_every_fault(tmp_path, exact_faults):
-    """20 faults (``--audit-faults``; .ci/run gives fewer, bench/results/audit_zoo.json has 20), after one
+    """20 faults (``--audit-faults``; .ci/run gives fewer; bench/results/audit_zoo.json has 20), after one
     run never interrupted (``references=1``: a run that goes on bit-identically with it after every fault
     is exact, and a nondeterministic trainer would fail that too; a second reference would only name
     the cause, which the unseeded zoo scripts' tests check)."""

@@ -26,7 +26,8 @@ def test_imports_point_one_way_and_form_no_cycle():
 
 
 def test_ruff_finds_nothing():
-    out = _run(sys.executable, "-m", "ruff", "check", "--no-cache", "course_lib", "tests", "bench", "tools", "kit.py")
+    out = _run(sys.executable, "-m", "ruff", "check", "--no-cache", "course_lib", "tests", "bench", "tools", "kit.py",
+               "resume-audit")
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
 
 
@@ -38,6 +39,18 @@ def test_the_core_type_checks():
     assert "Success" in out.stdout
 
 
+def test_the_kit_holds_no_audit_code():
+    """The audit is a distribution of its own (``resume-audit/``, installed beside the kit): no
+    package of the kit holds it, and the one the kit imports is this repository's folder."""
+    import importlib.util
+
+    import resume_audit
+
+    assert importlib.util.find_spec("course_lib.audit") is None
+    assert not list(PACKAGE.rglob("*audit_probe*")) and not list(PACKAGE.rglob("sitecustomize.py"))
+    assert REPO / "resume-audit" in Path(resume_audit.__file__).resolve().parents
+
+
 def test_the_top_level_is_small():
     """Modules and folders side by side at the top, besides ``__init__`` and ``__main__``."""
     modules = [p.name for p in PACKAGE.iterdir() if (p.suffix == ".py" or (p / "__init__.py").exists())
@@ -45,7 +58,7 @@ def test_the_top_level_is_small():
     assert len(modules) <= 15, sorted(modules)
 
 
-MAP_ENTRY = re.compile(r"(course_lib(?:\.\w+)+):(\w+(?:\.\w+)?)")
+MAP_ENTRY = re.compile(r"((?:course_lib|resume_audit)(?:\.\w+)+):(\w+(?:\.\w+)?)")
 
 
 def _resolve(module: str, name: str):

@@ -224,7 +224,8 @@ def test_the_core_path_of_04_validates_while_it_trains():
 
 # ------------------------------------------------------------ the audit on the learner's own loop
 def test_more_to_try_in_05_audits_a_loop_the_learner_writes():
-    from course_lib.audit.findings import KINDS
+    from resume_audit.findings import KINDS
+
     from course_lib.cli import build_parser
 
     command = "python -m course_lib audit -- python my_train.py --out {run}"

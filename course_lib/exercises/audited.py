@@ -1,6 +1,6 @@
 """Exercises 04.save, 05.resume and 05.audit, checked by the audit: the learner's functions run
 in :mod:`.audit_loop` as a script, struck by real faults, each restart judged against the run
-never interrupted (:mod:`course_lib.audit`, the kit's one resume judge). The first thing to fix
+never interrupted (the audit, :mod:`resume_audit`, the kit's one resume judge). The first thing to fix
 is said with its fix, in the notebook's language."""
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ import sys
 import textwrap
 from pathlib import Path
 
-from course_lib.audit import AuditError, audit
+from resume_audit import AuditError, audit
+
 from course_lib.exercises.base import Fail, say
 from course_lib.exercises.carry import carry_for_check
 from course_lib.lab.audit_view import audit_verdict, finding_line

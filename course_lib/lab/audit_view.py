@@ -1,15 +1,15 @@
 """An audit's report as the notebooks show it, in their language: what it found (one row per
 finding, with its fix) and the verdict in one line.
 
-:mod:`course_lib.audit` writes English; its findings keep their facts as data (the fault, the
+:mod:`resume_audit` (the audit) writes English; its findings keep their facts as data (the fault, the
 RNGs, the numbers), so the Chinese edition says every line in Chinese here, through the
 templates below (keyed by the finding's kind; the tables' own words are :mod:`course_lib.lab.i18n`'s).
 """
 from __future__ import annotations
 
 import pandas as pd
+from resume_audit.report import Report
 
-from course_lib.audit.report import Report
 from course_lib.lab.i18n import resolve, tr
 
 FAULT_ZH = {"sigkill": "第 {at} 步开始时{who}被 SIGKILL 杀掉", "sigterm": "第 {at} 步开始时{who}收到 SIGTERM",

@@ -1,7 +1,7 @@
 """The audit: the kit's guarantee (a resumed run is bit-identical to one never interrupted)
 applied to any training script, by real faults, without editing or importing it.
 
-    python -m course_lib audit [options] -- python train.py --out {run}
+    resume-audit [options] -- python train.py --out {run}
 
 * :mod:`.probe`: the observer inside every process of the audited run (torch's global
   optimizer-step hooks, started by ``sitecustomize`` on the run's ``PYTHONPATH``);
@@ -11,7 +11,7 @@ applied to any training script, by real faults, without editing or importing it.
 * :mod:`.findings`: what each finding says and its fix; :mod:`.report`: table, JSON, exit code;
 * :mod:`.auditor`: :func:`audit`, the whole of it; :mod:`.classroom`: a folder of scripts.
 """
-from course_lib.audit.auditor import AuditError, audit
-from course_lib.audit.report import Report
+from resume_audit.auditor import AuditError, audit
+from resume_audit.report import Report
 
 __all__ = ["audit", "AuditError", "Report"]

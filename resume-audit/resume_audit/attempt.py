@@ -1,8 +1,8 @@
 """One attempt of an audited run: the user's command, run as they run it, watched by the probe.
 
-:func:`run_attempt` hands the command to the :mod:`~course_lib.audit.supervisor` (the process
+:func:`run_attempt` hands the command to the :mod:`~resume_audit.supervisor` (the process
 boundary) with the probe's folder first on ``PYTHONPATH`` and its instructions in
-``$COURSE_LIB_AUDIT``; only once no process of the attempt is left may the next attempt use the
+``$RESUME_AUDIT``; only once no process of the attempt is left may the next attempt use the
 run folder. Every path handed to the command is absolute: a command that changes folder
 (``cd {run} && ...``) finds them all.
 """
@@ -17,8 +17,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from course_lib.audit.probe.course_lib_audit_probe import ENV
-from course_lib.audit.records import Process, read_processes
+from resume_audit.probe.resume_audit_probe import ENV
+from resume_audit.records import Process, read_processes
 
 PROBE_DIR = Path(__file__).resolve().parent / "probe"
 SUPERVISOR = Path(__file__).resolve().parent / "supervisor.py"

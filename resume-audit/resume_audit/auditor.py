@@ -1,8 +1,8 @@
 """``audit(command)``: the kit's guarantee applied to any training script, by real faults.
 
 Two runs never interrupted (one with ``references=1``), faults planned from the first
-(:mod:`course_lib.audit.plan`), each interrupted run set beside it by content
-(:mod:`course_lib.audit.verdict`), the findings merged into one :class:`Report`; each run in a
+(:mod:`resume_audit.plan`), each interrupted run set beside it by content
+(:mod:`resume_audit.verdict`), the findings merged into one :class:`Report`; each run in a
 fresh ``{run}`` folder, resumed there by ``resume_command`` (else the command). The steps, and
 why: docs/audit.md ("What it does").
 
@@ -14,32 +14,31 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tqdm.auto import tqdm
-
-from course_lib.audit.attempt import Attempt, run_attempt
-from course_lib.audit.diagnosis import reference_findings
-from course_lib.audit.judge import Reference
-from course_lib.audit.plan import DRAWN, KINDS, Fault, given, parse_fault, plan
-from course_lib.audit.report import Report
-from course_lib.audit.verdict import judge_run, passed_over
+from resume_audit.attempt import Attempt, run_attempt
+from resume_audit.diagnosis import reference_findings
+from resume_audit.judge import Reference
+from resume_audit.plan import DRAWN, KINDS, Fault, given, parse_fault, plan
+from resume_audit.progress import progress_bar
+from resume_audit.report import Report
+from resume_audit.verdict import judge_run, passed_over
 
 MARKER = "audit.json"  # an audit folder says so: a later audit may clear it
 
 
 class AuditError(ValueError):
-    """A command that cannot be audited, with what to do (one line on the command line, exit code 2).
-    The audit's own: it imports nothing else of the kit, so that it could ship on its own."""
+    """A command that cannot be audited, with what to do (one line on the command line, exit code 2)."""
 
 
 @dataclass
 class Settings:
     """How an audit strikes: the command line's options, their names and defaults
-    (``python -m course_lib audit --help``). ``faults``: how many, or the list of them by hand
-    (:class:`~course_lib.audit.plan.Fault` or ``"KIND@STEP[:RANK]"``, e.g. ``"sigkill@7:1"``)."""
+    (``resume-audit --help``). ``faults``: how many, or the list of them by hand
+    (:class:`~resume_audit.plan.Fault` or ``"KIND@STEP[:RANK]"``, e.g. ``"sigkill@7:1"``)."""
     faults: int | list[Fault | str] = 8
     per_run: int = 2
     seed: int = 0
@@ -67,16 +66,18 @@ class Settings:
                              "deterministic, 1 trusts it to be")
 
 
-def audit(command: list[str], resume_command: list[str] | None = None, out: str | Path = "audit",
+def audit(command: list[str], resume_command: list[str] | None = None, out: str | Path | None = None,
           progress: bool = True, **settings) -> Report:
     """Audit ``command`` (a list of arguments, ``{run}`` where the run's folder goes); the
-    keyword settings are :class:`Settings`'. Writes ``out/report.json`` and ``out/report.txt``;
+    keyword settings are :class:`Settings`'. Writes ``out/report.json`` and ``out/report.txt``
+    (``out`` ``None``: a new folder in the system's temporary directory, ``Report.out``);
     returns the :class:`Report`. Raises :class:`AuditError` for a command that cannot be audited.
-    Linux only (the process boundary: :mod:`course_lib.audit.supervisor`). Used in notebook 05 (§5)."""
+    Linux only (the process boundary: :mod:`resume_audit.supervisor`)."""
     check_platform()
+    folder = Path(tempfile.mkdtemp(prefix="resume-audit-")) if out is None else Path(out)
     auditor = _Audit(_checked(command, "command"), _checked(resume_command, "--resume-command"),
-                     _fresh(Path(out)), Settings(**settings))
-    with tqdm(total=2, desc="audit", unit="run", disable=not progress) as bar:
+                     _fresh(folder), Settings(**settings))
+    with progress_bar(total=2, desc="audit", unit="run", disable=not progress) as bar:
         return auditor.run(bar)
 
 
@@ -177,7 +178,7 @@ def _checked(argv, what: str) -> list[str] | None:
         return None
     if isinstance(argv, str) or not argv:
         raise AuditError(f"the {what} must be a list of arguments (got {argv!r}); on the command line: "
-                         "python -m course_lib audit -- python train.py --out {run}")
+                         "resume-audit -- python train.py --out {run}")
     if not any("{run}" in a for a in argv):
         raise AuditError(f"the {what} has no {{run}}: put {{run}} where the script's run folder (its checkpoints) goes, "
                          "e.g. python train.py --out {run}; each run of the audit gets a fresh one")

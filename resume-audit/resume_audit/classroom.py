@@ -1,6 +1,6 @@
 """A teacher's audit: every script of a folder, the same command for each, one table.
 
-    python -m course_lib audit --each submissions/ -- python {script} --out {run}
+    resume-audit --each submissions/ -- python {script} --out {run}
 
 ``{script}`` stands for each file in turn (a folder means its ``*.py`` files, otherwise a glob
 pattern). Each script gets its own audit folder and report under ``out``; the table says, per
@@ -11,27 +11,29 @@ from __future__ import annotations
 
 import glob
 import json
+import tempfile
 from pathlib import Path
 
-from course_lib.audit.auditor import AuditError, audit
-from course_lib.audit.report import BAD_INPUT
+from resume_audit.auditor import AuditError, audit
+from resume_audit.report import BAD_INPUT
 
 
-def audit_each(pattern: str, command: list[str], resume_command: list[str] | None = None, out: str | Path = "audit",
+def audit_each(pattern: str, command: list[str], resume_command: list[str] | None = None, out: str | Path | None = None,
                **options) -> list[dict]:
     """Audit every script of ``pattern`` with ``command`` (``{script}`` replaced); returns one row
     per script (``script``, ``exit_code``, ``verdict``, ``first finding``, ``fix``) and writes them to
-    ``out/classroom.json``. Options as for :func:`course_lib.audit.audit`."""
+    ``out/classroom.json`` (``out`` ``None``: a new folder in the system's temporary directory).
+    Options as for :func:`resume_audit.audit`."""
     if not any("{script}" in a for a in command):
         raise AuditError("with --each the command needs {script} where each script goes, e.g. "
-                         "python -m course_lib audit --each submissions/ -- python {script} --out {run}")
+                         "resume-audit --each submissions/ -- python {script} --out {run}")
     path = Path(pattern)
     found = sorted(path.glob("*.py")) if path.is_dir() else sorted(Path(p) for p in glob.glob(pattern))
     scripts = [p for p in found if p.is_file() and not p.name.startswith("_")]
     if not scripts:
         raise AuditError(f"--each {pattern} names no script: give a folder of .py files or a pattern like "
                          "'submissions/*.py'")
-    out = Path(out)
+    out = Path(tempfile.mkdtemp(prefix="resume-audit-class-")) if out is None else Path(out)
     rows = []
     for script in scripts:
         argv = [a.replace("{script}", str(script)) for a in command]

@@ -1,17 +1,17 @@
-"""What the facts of :mod:`course_lib.audit.judge` mean, as findings (the pipeline:
-:mod:`course_lib.audit.verdict`): what went wrong at one restart (:func:`restart_findings`), and
+"""What the facts of :mod:`resume_audit.judge` mean, as findings (the pipeline:
+:mod:`resume_audit.verdict`): what went wrong at one restart (:func:`restart_findings`), and
 what two runs never interrupted say about the script itself (:func:`reference_findings`).
 
-Only the first cause is named (a difference earlier in :data:`~course_lib.audit.judge.ORDER`
+Only the first cause is named (a difference earlier in :data:`~resume_audit.judge.ORDER`
 explains the later ones); a resume from an older checkpoint than the newest complete one is lost
 work, not a different run.
 """
 from __future__ import annotations
 
-from course_lib.audit.findings import Finding
-from course_lib.audit.judge import ORDER, Difference, Reference, Segment, compare_references
-from course_lib.audit.plan import CUT_KINDS, Fault
-from course_lib.audit.records import load_errors
+from resume_audit.findings import Finding
+from resume_audit.judge import ORDER, Difference, Reference, Segment, compare_references
+from resume_audit.plan import CUT_KINDS, Fault
+from resume_audit.records import load_errors
 
 
 def newest_checkpoint(ref: Reference, fault: Fault) -> int | None:

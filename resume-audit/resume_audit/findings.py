@@ -5,7 +5,7 @@ run's numbers, and the fix; :data:`KINDS` is the order a person fixes things in.
 kept apart: a *defect* makes the resumed run another run; *lost work* (:data:`LOST`) leaves it
 the same run, steps trained again (docs/audit.md, "Two verdicts"); a *note* (:data:`NOTES`) says
 something about the audit itself. The templates are English;
-:func:`course_lib.lab.audit_view.audit_findings` shows them in the notebook's language.
+a view in another language keys its own templates by ``kind`` (a finding keeps its facts as data).
 """
 from __future__ import annotations
 

@@ -1,17 +1,17 @@
 """Runs compared by content: two uninterrupted runs with each other, an interrupted run's every
 restart with the uninterrupted run from the step it went on from. What it returns are facts
-(:class:`Segment`, :class:`Difference`), not findings (the pipeline: :mod:`course_lib.audit.verdict`).
+(:class:`Segment`, :class:`Difference`), not findings (the pipeline: :mod:`resume_audit.verdict`).
 
 The unit is a *segment*: the steps one process of one rank took, from where its first step says
-it went on (:func:`course_lib_audit_digests.resume_point`), each set beside the reference's step of
+it went on (:func:`resume_audit_digests.resume_point`), each set beside the reference's step of
 the same number, component by component, in the order a step reads them (:data:`ORDER`).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from course_lib.audit.probe.course_lib_audit_digests import resume_point
-from course_lib.audit.records import Process, alignment_table, segments
+from resume_audit.probe.resume_audit_digests import resume_point
+from resume_audit.records import Process, alignment_table, segments
 
 # what a step is made of, in the order it reads them: a difference earlier in the list explains the later ones
 ORDER = ("params_before", "state_before", "lr", "hyper", "scale", "rng.python", "rng.numpy", "rng.torch", "rng.cuda",

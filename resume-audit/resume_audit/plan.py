@@ -1,6 +1,6 @@
 """Which faults an audit delivers, chosen by a seed from what the reference run did.
 
-The kinds (:data:`KINDS`, each a real signal of :mod:`course_lib.audit.probe`; what each is and
+The kinds (:data:`KINDS`, each a real signal of :mod:`resume_audit.probe`; what each is and
 finds: docs/audit.md, "What it does") are drawn by the seed, except ``during-commit``: only when
 named. The steps are spread over the run (one per stretch of ``steps / count`` steps, its place
 in the stretch drawn by the seed), the save-bound kinds moved to the nearest save. Several faults
@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from course_lib.audit.findings import describe_fault
+from resume_audit.findings import describe_fault
 
 KINDS = ("sigkill", "sigterm", "during-save", "after-save", "during-commit")
 DRAWN = KINDS[:4]  # what a seed draws from

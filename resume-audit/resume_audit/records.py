@@ -1,7 +1,7 @@
 """What the probe wrote, read back: one :class:`Process` per interpreter that took an optimizer
 step or saved, loaded or seeded something, and per rank the table a resume is found by.
 
-The records and their keys: :mod:`course_lib.audit.probe.course_lib_audit_schema`. A process's
+The records and their keys: :mod:`resume_audit.probe.resume_audit_schema`. A process's
 rank is the one its first step recorded (``torch.distributed`` by then, else ``$RANK``, else 0).
 A rank may have several processes in one attempt (a launcher that restarts its workers):
 :func:`segments` puts them in the order they started.
@@ -81,7 +81,7 @@ def load_errors(processes: list[Process]) -> list[dict]:
 def alignment_table(processes: list[Process]) -> dict[str, list]:
     """Per rank, ``[c, params, state]`` for every state of the reference after step ``c`` that the
     probe digested: before the first step (``c = 0``), after each full step, at each save. A
-    resumed process is found in it by content (``course_lib_audit_digests.resume_point``)."""
+    resumed process is found in it by content (``resume_audit_digests.resume_point``)."""
     table: dict[str, list] = {}
     for p in (p for p in processes if p.steps):
         first = p.steps[0]

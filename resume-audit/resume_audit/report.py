@@ -1,8 +1,7 @@
 """An audit's result: a table a person reads in the terminal, ``report.json`` a program reads,
 and the exit code a CI job reads (0: every fault resumed bit-identically; 1: not; with
-``strict``, lost work fails too: docs/audit.md, "Two verdicts"). The notebooks' (translated)
-tables are :func:`course_lib.lab.audit_view.audit_findings` and its verdict,
-:func:`~course_lib.lab.audit_view.audit_verdict`.
+``strict``, lost work fails too: docs/audit.md, "Two verdicts"). A view in another language
+words the same cases from :meth:`Report.verdict_case` and each finding's data.
 """
 from __future__ import annotations
 
@@ -11,8 +10,8 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from course_lib.audit.findings import HABITS, LOST, Finding, merge
-from course_lib.audit.verdict import STATE, RunVerdict
+from resume_audit.findings import HABITS, LOST, Finding, merge
+from resume_audit.verdict import STATE, RunVerdict
 
 EXACT, NOT_EXACT, BAD_INPUT = 0, 1, 2
 MARK = {True: "ok", False: "DIFF", None: "-"}
@@ -75,7 +74,7 @@ class Report:
 
     def verdict_case(self) -> tuple[str, dict]:
         """Which verdict, a key of :data:`VERDICTS`, and its numbers: one order of the cases for
-        every language (:func:`course_lib.lab.audit_view.audit_verdict` words them in Chinese)."""
+        every language (a view in another language words them from these)."""
         bad = sum(not r.exact for r in self.runs)
         case = ("deterministic" if self.nondeterminism else "lost" if self.exact and self.lost else
                 "exact" if self.exact else "runs" if bad else "habit")

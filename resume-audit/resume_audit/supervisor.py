@@ -1,7 +1,7 @@
 """The process boundary of one attempt: a small supervisor that starts the audited command and
 answers for every process it starts, and for none other (Linux; stdlib only).
 
-Run by :func:`course_lib.audit.attempt.run_attempt` as ``python supervisor.py CONFIG.json``; it
+Run by :func:`resume_audit.attempt.run_attempt` as ``python supervisor.py CONFIG.json``; it
 writes ``{"exit_code", "seconds", "timed_out"}`` to the config's ``result``. How (a child
 subreaper, pidfds, ``PR_SET_PDEATHSIG``) and why: docs/audit.md ("The process boundary").
 """

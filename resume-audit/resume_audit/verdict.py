@@ -1,6 +1,6 @@
-"""The verdict on one interrupted run, the audit's pipeline: :mod:`course_lib.audit.judge` sets
-it beside the run never interrupted (facts), :mod:`course_lib.audit.diagnosis` says what they
-mean as :mod:`course_lib.audit.findings`. One :class:`FaultRow` per fault (the report's table:
+"""The verdict on one interrupted run, the audit's pipeline: :mod:`resume_audit.judge` sets
+it beside the run never interrupted (facts), :mod:`resume_audit.diagnosis` says what they
+mean as :mod:`resume_audit.findings`. One :class:`FaultRow` per fault (the report's table:
 docs/audit.md, "What it does"), then the run's end. Only the first parting of a run is
 explained: what follows it differs because of it.
 """
@@ -9,12 +9,12 @@ from __future__ import annotations
 import signal
 from dataclasses import dataclass, field
 
-from course_lib.audit.attempt import Attempt
-from course_lib.audit.diagnosis import restart_findings
-from course_lib.audit.findings import Finding
-from course_lib.audit.judge import Reference, Segment, follow
-from course_lib.audit.plan import CUT_KINDS, Fault
-from course_lib.audit.records import load_errors
+from resume_audit.attempt import Attempt
+from resume_audit.diagnosis import restart_findings
+from resume_audit.findings import Finding
+from resume_audit.judge import Reference, Segment, follow
+from resume_audit.plan import CUT_KINDS, Fault
+from resume_audit.records import load_errors
 
 STATE = ("params", "optimizer", "lr", "rng", "batches")  # the columns of "the state at the resume"
 

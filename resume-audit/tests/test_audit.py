@@ -1,7 +1,7 @@
 """The audit's parts: where a resume went on from, the fault plan, the probe inside a real
 process (its records, a real SIGKILL at a step, a real cut half-way through a save), and the
 command line's answers to commands that cannot be audited. The zoo of whole scripts is in
-tests/test_audit_zoo.py."""
+tests/test_zoo.py."""
 import os
 import shutil
 import subprocess
@@ -11,16 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from course_lib import cli
-from course_lib.audit import AuditError, audit
-from course_lib.audit.attempt import probe_env, run_attempt
-from course_lib.audit.findings import KINDS as FINDINGS
-from course_lib.audit.findings import Finding, merge
-from course_lib.audit.plan import DRAWN, Fault, given, parse_fault, plan
-from course_lib.audit.probe.course_lib_audit_digests import digest, resume_point
-from course_lib.audit.records import read_processes
-from course_lib.audit.report import Report
-from course_lib.audit.verdict import FaultRow, RunVerdict, passed_over
+from resume_audit import AuditError, audit, cli
+from resume_audit.attempt import probe_env, run_attempt
+from resume_audit.findings import KINDS as FINDINGS
+from resume_audit.findings import Finding, merge
+from resume_audit.plan import DRAWN, Fault, given, parse_fault, plan
+from resume_audit.probe.resume_audit_digests import digest, resume_point
+from resume_audit.records import read_processes
+from resume_audit.report import Report
+from resume_audit.verdict import FaultRow, RunVerdict, passed_over
 
 # one worker runs the whole file (its module fixture is trained once): .ci/run uses --dist loadgroup
 pytestmark = pytest.mark.xdist_group("test_audit")
@@ -111,8 +110,8 @@ def test_what_differs_at_the_resume_marks_its_column(differs, column):
     column says no, not yes beside a "hyper" finding."""
     from types import SimpleNamespace
 
-    from course_lib.audit.judge import Difference, Segment
-    from course_lib.audit.verdict import _state
+    from resume_audit.judge import Difference, Segment
+    from resume_audit.verdict import _state
 
     first = Segment(2, 0, SimpleNamespace(steps=[{"batches": ["b"]}]), 5, Difference(6, 0, differs), None)
     state = _state(SimpleNamespace(live={0: {"rng.torch"}}), [first])
@@ -243,7 +242,7 @@ def test_the_probe_runs_the_sitecustomize_it_hides(tmp_path):
     env = probe_env(tmp_path / "records", None, 1, None, None)
     env["PYTHONPATH"] += os.pathsep + str(theirs)
     out = subprocess.run([sys.executable, "-c", "import os, sys; print(os.environ.get('THEIRS_RAN'), "
-                          "'course_lib_audit_probe' in sys.modules)"], env=env, capture_output=True, text=True)
+                          "'resume_audit_probe' in sys.modules)"], env=env, capture_output=True, text=True)
     assert out.stdout.split() == ["1", "True"], out.stderr
 
 
@@ -260,13 +259,13 @@ def test_a_command_that_cannot_be_audited_is_one_line_with_the_fix(tmp_path, com
 
 
 def test_the_command_line_answers_bad_input_with_exit_2(tmp_path, capsys):
-    assert cli.main(["audit", "--out", str(tmp_path / "a"), "--", sys.executable, "train.py"]) == 2
+    assert cli.main(["--out", str(tmp_path / "a"), "--", sys.executable, "train.py"]) == 2
     assert "{run}" in capsys.readouterr().err
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "thesis.tex").write_text("x")
-    assert cli.main(["audit", "--out", str(tmp_path / "mine"), "--", sys.executable, "t.py", "{run}"]) == 2
+    assert cli.main(["--out", str(tmp_path / "mine"), "--", sys.executable, "t.py", "{run}"]) == 2
     assert "other than an audit" in capsys.readouterr().err
-    assert cli.main(["audit", "--each", str(tmp_path / "none"), "--out", str(tmp_path / "b"), "--",
+    assert cli.main(["--each", str(tmp_path / "none"), "--out", str(tmp_path / "b"), "--",
                      sys.executable, "{script}", "{run}"]) == 2
     assert "names no script" in capsys.readouterr().err
 
@@ -276,19 +275,3 @@ def test_a_fault_describes_itself():
     assert Fault("after-save", 11, 1).describe() == "SIGKILL rank 1 at step 11, just after the save of step 10"
     assert Fault("during-save", 10, 0).for_probe() == {"mode": "during-save", "at": 10, "rank": 0, "nth": 0}
 
-
-def test_every_kind_of_finding_says_its_line_and_fix_in_chinese():
-    from course_lib.lab.audit_view import ZH, fault_zh
-
-    assert set(ZH) == set(FINDINGS), "every kind of finding has its Chinese line, and no other"
-    for kind, (line, _fix) in ZH.items():
-        english = FINDINGS[kind][0]
-        assert set(_fields(line)) == set(_fields(english)), kind  # the same numbers, said in Chinese
-    assert fault_zh({"kind": "after-save", "at": 11, "rank": 1}) == "第 10 步刚保存完、第 11 步开始时 Rank 1 被 SIGKILL 杀掉"
-    assert fault_zh({"kind": "sigterm", "at": 7, "rank": None}) == "第 7 步开始时所有 Rank 收到 SIGTERM"
-
-
-def _fields(template: str) -> list[str]:
-    import string
-
-    return [name.split(":")[0] for _, name, _, _ in string.Formatter().parse(template) if name]

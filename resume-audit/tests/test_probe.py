@@ -2,7 +2,7 @@
 Lightning's automatic optimisation), safetensors saves cut half-way, DataLoader workers, a
 ``torch.compile``d model, ``torch.distributed.checkpoint`` sharded over two ranks; and the
 process boundary: the audit signals only what its command started, and ends all of that.
-Each test runs one real attempt (:func:`course_lib.audit.attempt.run_attempt`) of a small script."""
+Each test runs one real attempt (:func:`resume_audit.attempt.run_attempt`) of a small script."""
 import signal
 import subprocess
 import sys
@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from course_lib.audit import AuditError
-from course_lib.audit.attempt import run_attempt
-from course_lib.audit.auditor import check_platform
-from course_lib.audit.probe.course_lib_audit_schema import RECORDS
+from resume_audit import AuditError
+from resume_audit.attempt import run_attempt
+from resume_audit.auditor import check_platform
+from resume_audit.probe.resume_audit_schema import RECORDS
 
 MODEL = '''import os, sys, torch
 torch.manual_seed(0)
@@ -60,7 +60,7 @@ time.sleep(120)
 opt = torch.optim.SGD(net.parameters(), lr=0.1)
 for x, y in torch.utils.data.DataLoader(data, batch_size=8):
     opt.zero_grad(); torch.nn.functional.cross_entropy(net(x), y).backward(); opt.step()
-records = json.loads(os.environ["COURSE_LIB_AUDIT"])["out"]
+records = json.loads(os.environ["RESUME_AUDIT"])["out"]
 open(os.path.join(records, "{outsider.pid}-1.jsonl"), "w").write("")  # a record file that names the outsider
 orphan = subprocess.Popen(["sleep", "300"], start_new_session=True)  # left running, in a session of its own
 open(os.path.join(out, "orphan.pid"), "w").write(str(orphan.pid))
@@ -86,7 +86,7 @@ def test_the_audit_runs_on_linux_and_refuses_the_rest_in_one_line():
 def test_a_closure_step_records_the_gradients_computed_inside_it(tmp_path):
     """``optimizer.step(closure)`` (LBFGS; Lightning's automatic optimisation): the gradients
     exist only once the step has run its closure; the probe takes them after the step."""
-    body = '''import course_lib_audit_digests as d
+    body = '''import resume_audit_digests as d
 opt = torch.optim.LBFGS(net.parameters(), lr=0.5, max_iter=3)
 for x, y in torch.utils.data.DataLoader(data, batch_size=8):
     def closure():

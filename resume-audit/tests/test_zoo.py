@@ -1,4 +1,4 @@
-"""The zoo (tests/audit_zoo/): small training scripts the audit has never seen the inside of,
+"""The zoo (tests/zoo/): small training scripts the audit has never seen the inside of,
 each with one defect, and three correct ones. The audit must name each defect, and find nothing
 wrong with the correct ones over 20 real faults each (``--audit-faults``): one process, mp.spawn
 with DDP, torchrun with DDP. Each script is run as a user runs it, unchanged; the audit only sets
@@ -15,13 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from course_lib import cli
-from course_lib.audit import audit
-from course_lib.audit.plan import parse_fault
-from course_lib.lab.audit_view import audit_findings, audit_verdict
+from resume_audit import audit, cli
+from resume_audit.plan import parse_fault
 
 pytestmark = pytest.mark.slow
-ZOO = Path(__file__).parent / "audit_zoo"
+ZOO = Path(__file__).parent / "zoo"
 
 
 def command(script: str, folder: Path = ZOO) -> list[str]:
@@ -76,10 +74,6 @@ def test_the_audit_names_each_broken_scripts_defect(tmp_path, script, kind, faul
     assert report.exit_code == 1 and not report.exact
     saved = json.loads((tmp_path / "audit" / "report.json").read_text())
     assert saved["exit_code"] == 1 and saved["findings"][0]["kind"] == kind and saved["findings"][0]["fix"]
-    zh = audit_findings(report, lang="zh")  # the Chinese edition's table says every line in Chinese
-    assert zh.shape[0] == len(report.findings) and not any("after " in line for line in zh.iloc[:, 0])
-    assert all(cell.isascii() is False for cell in zh.iloc[:, 2] if cell != "-")
-    assert audit_verdict(report, "zh").startswith(("不是逐位相同", "不确定"))
 
 
 def test_a_script_that_only_loses_work_is_exact_and_says_how_much(tmp_path):
@@ -91,12 +85,11 @@ def test_a_script_that_only_loses_work_is_exact_and_says_how_much(tmp_path):
     assert [(f.kind, f.lost) for f in report.findings] == [("sigterm-no-save", 3)], report.text()
     assert report.lost == 3 and "EXACT, WITH LOST WORK" in report.verdict
     assert report.rows()[0]["run exact"] == "yes" and report.rows()[0]["lost"] == 3
-    assert audit_verdict(report, "zh").startswith("逐位相同，但有白费的训练")
     saved = json.loads((tmp_path / "audit" / "report.json").read_text())
     assert saved["exact"] and saved["lost_steps"] == 3 and saved["exit_code"] == 0
     report.strict = True  # what --strict sets (the command line's flag: below)
     assert report.exit_code == 1 and "--strict" in report.verdict
-    assert cli.build_parser().parse_args(["audit", "--strict", "--", "python", "t.py", "{run}"]).strict
+    assert cli.build_parser().parse_args(["--strict", "--", "python", "t.py", "{run}"]).strict
 
 
 ABORT_AT_SHUTDOWN = """
@@ -129,13 +122,13 @@ def test_a_resumed_run_that_dies_in_its_teardown_is_exact_with_a_note(tmp_path, 
     [note] = report.findings
     assert note.kind == "teardown" and not note.defect and note.values["code"] == code, report.text()
     assert "SIGABRT" in note.values["error"] or code == -6, note.values
-    assert "os._exit(0)" in note.fix and "Python 退出的过程中" in audit_findings(report, lang="zh").iloc[0, 0]
+    assert "os._exit(0)" in note.fix
 
 
 @pytest.mark.parametrize("script", CORRECT)
 def test_the_correct_scripts_resume_exactly_over_every_fault(tmp_path, script, exact_faults):
-    """20 faults each (``--audit-faults``; .ci/run gives fewer, bench/results/audit_zoo.json has 20), after
-    one run never interrupted, as for the kit's trainer (tests/test_audit_kit.py says why one is enough)."""
+    """20 faults each (``--audit-faults``; a CI short on time gives fewer), after one run never
+    interrupted (the correct scripts are seeded; the unseeded ones' tests check determinism)."""
     report = audit(command(script), out=tmp_path / "audit", faults=exact_faults, per_run=min(10, exact_faults), seed=1,
                    progress=False, references=1)
     assert report.exact and report.exit_code == 0, report.text()
@@ -144,15 +137,14 @@ def test_the_correct_scripts_resume_exactly_over_every_fault(tmp_path, script, e
     assert kinds == {"sigkill", "sigterm", "during-save", "after-save"}
     assert not [f for f in report.findings if f.defect]
     assert {row["run exact"] for row in report.rows()} == {"yes"}
-    assert audit_verdict(report, "zh").startswith("逐位相同")
 
 
 def test_the_command_line_says_exact_with_0_and_not_with_1(tmp_path, capsys):
     """One script on the command line: exit 0 when exact, exit 1 and its report when not."""
-    good = cli.main(["audit", "--out", str(tmp_path / "good"), "--faults", "1", "--kinds", "sigkill", "--references",
+    good = cli.main(["--out", str(tmp_path / "good"), "--faults", "1", "--kinds", "sigkill", "--references",
                      "1", "--", *command("correct_one_process")])
     assert good == 0 and "EXACT" in capsys.readouterr().out
-    bad = cli.main(["audit", "--out", str(tmp_path / "bad"), "--faults", "1", "--kinds", "sigkill", "--references", "1",
+    bad = cli.main(["--out", str(tmp_path / "bad"), "--faults", "1", "--kinds", "sigkill", "--references", "1",
                     "--", *command("no_optimizer_state")])
     text = capsys.readouterr().out
     assert bad == 1 and "[optimizer]" in text and "fix: save optimizer.state_dict()" in text
@@ -177,7 +169,7 @@ def test_a_teacher_audits_a_folder_of_scripts_with_one_command(tmp_path, capsys)
         (class_dir / f"{name}.py").write_text((ZOO / f"{name}.py").read_text())
     (class_dir / "zoo_common.py").write_text((ZOO / "zoo_common.py").read_text())
     (class_dir / "broken_syntax.py").write_text("def train(:\n")
-    code = cli.main(["audit", "--each", str(class_dir / "[bcn]*.py"), "--out", str(tmp_path / "class"), "--faults", "1",
+    code = cli.main(["--each", str(class_dir / "[bcn]*.py"), "--out", str(tmp_path / "class"), "--faults", "1",
                      "--kinds", "sigkill", "--references", "1", "--", sys.executable, "{script}", "--out", "{run}"])
     text = capsys.readouterr().out
     assert code == 1

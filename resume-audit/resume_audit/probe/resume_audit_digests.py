@@ -1,7 +1,7 @@
 """The audit's digests of a process's state, and where a resume went on from (stdlib + torch only).
 
-Imported by :mod:`course_lib_audit_probe` inside every process of an audited run (this folder is
-on its ``PYTHONPATH``), and by the kit's judge (:mod:`course_lib.audit.judge`), which compares
+Imported by :mod:`resume_audit_probe` inside every process of an audited run (this folder is
+on its ``PYTHONPATH``), and by the kit's judge (:mod:`resume_audit.judge`), which compares
 the digests the two sides wrote. A digest is sha256 over per-tensor CRC32s (dtype, shape and
 bytes), cut to ``DIGEST_CHARS`` hex characters: equal digests, equal bits.
 """

@@ -1,4 +1,4 @@
-"""Connecting the :class:`~course_lib_audit_probe.Probe` to a process's libraries (torch,
+"""Connecting the :class:`~resume_audit_probe.Probe` to a process's libraries (torch,
 safetensors, NumPy, ``random``, ``os``), each as it is imported (stdlib + torch only; called by
 this folder's ``sitecustomize``). What is watched, and what cannot be: docs/audit.md.
 
@@ -20,7 +20,7 @@ import sys
 import weakref
 
 _here = f"{__package__}." if __package__ else ""
-probe = importlib.import_module(f"{_here}course_lib_audit_probe")
+probe = importlib.import_module(f"{_here}resume_audit_probe")
 digests = probe.digests
 
 PROBE = None

@@ -1,10 +1,10 @@
 """The audit's observer inside every Python process of an audited run (stdlib + torch only).
 
 One :class:`Probe` per interpreter, installed by this folder's ``sitecustomize``
-(:mod:`course_lib_audit_install` connects it to the libraries); the audited script runs with
+(:mod:`resume_audit_install` connects it to the libraries); the audited script runs with
 whatever Python it names, as long as that Python has torch. The probe changes no value the
 script computes; it writes one JSON line per event to ``$out/<pid>-<ns>.jsonl``
-(:mod:`course_lib_audit_schema`) and delivers ``$COURSE_LIB_AUDIT``'s ``fault``, a real one, as
+(:mod:`resume_audit_schema`) and delivers ``$RESUME_AUDIT``'s ``fault``, a real one, as
 the optimizer step ``at`` (the reference run's numbering) begins. How it watches: docs/audit.md.
 """
 from __future__ import annotations
@@ -18,9 +18,9 @@ import sys
 import time
 
 # the digests, beside this file: on the run's PYTHONPATH in an audited process, in the kit's package for its map
-digests = importlib.import_module(f"{__package__}.course_lib_audit_digests" if __package__ else "course_lib_audit_digests")
+digests = importlib.import_module(f"{__package__}.resume_audit_digests" if __package__ else "resume_audit_digests")
 
-ENV = "COURSE_LIB_AUDIT"
+ENV = "RESUME_AUDIT"
 
 
 class Probe:

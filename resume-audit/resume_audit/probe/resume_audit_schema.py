@@ -1,5 +1,5 @@
 """What the probe writes: one JSON object per line in ``<out>/<pid>-<ns>.jsonl``, by
-:mod:`course_lib_audit_probe` inside an audited process, read back by :mod:`course_lib.audit.records`.
+:mod:`resume_audit_probe` inside an audited process, read back by :mod:`resume_audit.records`.
 
 The two sides share nothing but these names. Each record has ``type`` (a key of :data:`RECORDS`)
 and the keys listed for it; a key may be absent where its value was not taken (the full digests

@@ -1,18 +1,18 @@
 """Imported by every Python interpreter an audited run starts: this folder is first on the run's
-``PYTHONPATH`` (:mod:`course_lib.audit.attempt`). It starts the observer, then runs the
+``PYTHONPATH`` (:mod:`resume_audit.attempt`). It starts the observer, then runs the
 ``sitecustomize`` it hides, if there is one further along ``sys.path``."""
 import importlib.machinery
 import importlib.util
 import os
 import sys
 
-import course_lib_audit_probe  # for ENV; stdlib only: importing it starts nothing, install() does
+import resume_audit_probe  # for ENV; stdlib only: importing it starts nothing, install() does
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-if os.environ.get(course_lib_audit_probe.ENV):
-    import course_lib_audit_install
+if os.environ.get(resume_audit_probe.ENV):
+    import resume_audit_install
 
-    course_lib_audit_install.install()
+    resume_audit_install.install()
 
 _rest = [p for p in sys.path if os.path.abspath(p or os.getcwd()) != _HERE]
 _spec = importlib.machinery.PathFinder.find_spec("sitecustomize", _rest)

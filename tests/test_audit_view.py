@@ -1,0 +1,28 @@
+"""The audit's report in the Chinese edition (notebook 05 §5, exercise 05.audit): every finding
+the audit can give, every verdict case and every fault is said in Chinese with the same numbers."""
+import string
+
+from resume_audit.findings import KINDS as FINDINGS
+from resume_audit.report import VERDICTS
+
+from course_lib.lab.audit_view import VERDICT_ZH, ZH, fault_zh
+
+
+def _fields(template: str) -> set[str]:
+    return {name.split(":")[0] for _, name, _, _ in string.Formatter().parse(template) if name}
+
+
+def test_every_kind_of_finding_says_its_line_and_fix_in_chinese():
+    assert set(ZH) == set(FINDINGS), "every kind of finding has its Chinese line, and no other"
+    for kind, (line, fix) in ZH.items():
+        english, english_fix = FINDINGS[kind]
+        assert _fields(line) == _fields(english), kind  # the same numbers, said in Chinese
+        assert bool(fix) == bool(english_fix), kind
+
+
+def test_every_verdict_and_fault_is_said_in_chinese():
+    assert set(VERDICT_ZH) == set(VERDICTS)
+    for case, words in VERDICT_ZH.items():
+        assert _fields(words) <= _fields(VERDICTS[case]) | {"strict"}, case
+    assert fault_zh({"kind": "after-save", "at": 11, "rank": 1}) == "第 10 步刚保存完、第 11 步开始时 Rank 1 被 SIGKILL 杀掉"
+    assert fault_zh({"kind": "sigterm", "at": 7, "rank": None}) == "第 7 步开始时所有 Rank 收到 SIGTERM"
