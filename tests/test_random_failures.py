@@ -56,3 +56,30 @@ def test_a_killed_group_is_gone_once_dead_not_once_reaped():
     proc.wait()
     _reap_group(proc.pid)
     assert time.perf_counter() - t0 < 1.0  # zombies waiting for PID 1 hold no lock and cost no wall time
+
+
+@pytest.mark.slow
+def test_a_drill_that_cannot_finish_in_its_budget_stops_says_so_and_shows_what_it_measured(tmp_path, capsys):
+    """Notebook 04's drill once ran 15 minutes on a busy machine (saving only at the end, failures
+    every 15 s) and then raised, leaving a NameError in the cell below. With a budget, a run that
+    cannot finish in its share stops there: it says so, the study returns what it measured (how
+    far it got, how many failures), and the explorer draws it. Failures every 0.5 s (this seed's
+    longest gap: 2.0 s) leave no start time to reach its first step: it can never finish."""
+    from helpers import small_cfg
+
+    from course_lib.beyond.random_failures import interval_study
+    from course_lib.lab.widgets import SaveIntervalExplorer
+
+    cfg = small_cfg(tmp_path / "unused", max_steps=40, epochs=20, async_save=False, keep_last=2)
+    calibration = {"costs": costs(step_seconds=0.02, save_blocking_seconds=0.05, save_write_seconds=0.05,
+                                  restart_seconds=0.3, steps=40, save_every_steps=40), "steps_per_epoch": 18}
+    t0 = time.perf_counter()
+    study = interval_study(tmp_path, cfg, [40], 0.5, repeats=1, calibration=calibration, budget_seconds=6)
+    assert time.perf_counter() - t0 < 6 + 4  # the budget, plus one kill and its reaping
+    point = study["points"][0]
+    assert point["finished"] == [False] and point["failures"][0] >= 3 and 5.5 < point["walls"][0] < 8, point
+    assert point["mean_wall_seconds"] is None and study["best_measured_steps"] is None  # nothing to rank
+    said = capsys.readouterr().out
+    assert "every 40 steps: stopped after" in said and "not finished" in said, said
+    explorer = SaveIntervalExplorer(study, lang="en")
+    assert "not finished" in explorer.answer.value and explorer.figure is not None

@@ -9,7 +9,10 @@ so failures can strike restarts too, as in Daly's model. The wall time until the
 is what the advisor predicts.
 
 ``interval_study`` measures it at several save intervals, interleaved, after a calibration run
-(killed once by its own ``--kill-at-step``) gives the advisor the costs it needs.
+(killed once by its own ``--kill-at-step``) gives the advisor the costs it needs. Given a budget,
+it is bounded: a run that cannot finish in its share stops there, says so, and is reported as far
+as it got (saving only at the end while failures come every few seconds may never finish: on a
+busy machine notebook 04's drill once ran for 15 minutes and then raised).
 """
 from __future__ import annotations
 
@@ -29,13 +32,13 @@ from pathlib import Path
 
 import numpy as np
 
-from course_lib._runtime.rank_output import shown
+from course_lib._runtime.rank_output import say, shown
 from course_lib.beyond.advisor import advise, expected_wall, measure_costs, replay_wall, simulate_walls
 from course_lib.config import ConfigError, TrainConfig
 from course_lib.ddp.outcome import EXIT_INTERRUPTED
 from course_lib.watch.monitor import read_ledger
 
-MAX_FAILURES = 200  # a supervisor that never finishes is a bug: stop and say so
+MAX_FAILURES = 200  # a run that has failed this often is stopped as unfinished, and said so
 # a run whose median step is this much slower than the calibration's met a busy machine (other
 # work on the same cores), not the model's costs: it is measured again, with the same failure times
 DISTURBED, DISTURBED_RETRIES = 1.15, 2
@@ -47,10 +50,13 @@ def exponential_gaps(mtbf: float, seed: int) -> Iterator[float]:
         yield rng.expovariate(1.0 / mtbf)
 
 
-def train_through_failures(cfg: TrainConfig, gaps: Iterator[float]) -> dict:
+def train_through_failures(cfg: TrainConfig, gaps: Iterator[float], deadline: float | None = None) -> dict:
     """Train ``cfg`` from scratch, killing the whole job after each gap of ``gaps`` (seconds of
-    wall time) and starting it again with ``--resume auto``, until it finishes. The job's own
-    output goes to ``DIR/supervisor.log``."""
+    wall time) and starting it again with ``--resume auto``, until it finishes, or until
+    ``deadline`` (a ``time.perf_counter()`` value: the job is killed then) or :data:`MAX_FAILURES`
+    failures stop it: then ``finished`` is False, ``stopped`` says which (``"budget"``,
+    ``"failures"``), ``wall_seconds`` is how long it ran (the wall time to finish is longer) and
+    ``steps`` the last step it reached. The job's own output goes to ``DIR/supervisor.log``."""
     shutil.rmtree(cfg.run_dir, ignore_errors=True)
     Path(cfg.run_dir).mkdir(parents=True)
     log = Path(cfg.run_dir) / "supervisor.log"
@@ -58,21 +64,27 @@ def train_through_failures(cfg: TrainConfig, gaps: Iterator[float]) -> dict:
     env = {**os.environ, "TQDM_DISABLE": "1"}
     t0, started_at = time.perf_counter(), time.time()
     next_failure = t0 + next(gaps)
-    failures = []
+    failures, stopped = [], None
     with open(log, "a") as out:
-        while True:
+        while stopped is None:
+            if deadline is not None and time.perf_counter() >= deadline:
+                stopped = "budget"
+                break
             proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+            until = next_failure if deadline is None else min(next_failure, deadline)
             try:
-                proc.wait(timeout=max(next_failure - time.perf_counter(), 0))
+                proc.wait(timeout=max(until - time.perf_counter(), 0))
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)  # the launcher and all its ranks, at once
                 failed_at = time.perf_counter()
                 proc.wait()
                 _reap_group(proc.pid)
+                if until != next_failure:  # the budget ran out: no failure, the drill stops here
+                    stopped = "budget"
+                    break
                 failures.append(round(failed_at - t0, 3))
-                if len(failures) > MAX_FAILURES:
-                    raise RuntimeError(f"{cfg.run_dir}: {len(failures)} failures and not finished; "
-                                       "the mean time between failures is too short for this run") from None
+                if len(failures) >= MAX_FAILURES:
+                    stopped = "failures"
                 next_failure = failed_at + next(gaps)  # the failure clock runs on from the kill
                 continue
             if proc.returncode == EXIT_INTERRUPTED:  # a kill the run planned itself (--kill-at-step)
@@ -86,9 +98,10 @@ def train_through_failures(cfg: TrainConfig, gaps: Iterator[float]) -> dict:
     gaps_s = [b["time"] - a["time"] for a, b in zip(rows, rows[1:]) if a["attempt"] == b["attempt"]
               and b["step"] == a["step"] + 1]
     return {"wall_seconds": round(wall, 3), "started_at": started_at, "ended_at": started_at + wall,
-            "failures": len(failures), "failure_times": failures,
-            "steps": max(r["step"] for r in rows), "steps_redone": len(rows) - len({r["step"] for r in rows}),
-            "median_step_seconds": round(statistics.median(gaps_s), 5)}
+            "finished": stopped is None, "stopped": stopped, "failures": len(failures), "failure_times": failures,
+            "steps": max((r["step"] for r in rows), default=0),
+            "steps_redone": len(rows) - len({r["step"] for r in rows}),
+            "median_step_seconds": round(statistics.median(gaps_s), 5) if gaps_s else None}
 
 
 def _reap_group(pgid: int, timeout: float = 5.0) -> None:
@@ -141,13 +154,20 @@ def calibrate(workdir: str | Path, base: TrainConfig, save_every: int | None = N
 
 
 def interval_study(workdir: str | Path, base: TrainConfig, intervals: list[int] | None, mtbf: float,
-                   repeats: int = 3, seed: int = 0, calibration: dict | None = None) -> dict:
+                   repeats: int = 3, seed: int = 0, calibration: dict | None = None,
+                   budget_seconds: float | None = None) -> dict:
     """Calibrate (:func:`calibrate`, unless a ``calibration`` is given), predict the wall time at
     each interval with the advisor, then measure it ``repeats`` times per interval, interleaved,
     under random failures. ``intervals=None`` takes the predicted optimum times 1/8, 1/2, 1, 2
     and 4: too often, about right, too rarely. Within one repetition every interval meets the
     same failure times (common random numbers), so the intervals are compared under the same
-    luck; repetitions draw new times. Used in notebook 04 (optional deep-dive A)."""
+    luck; repetitions draw new times.
+
+    ``budget_seconds`` bounds the measured runs (the calibration comes first, outside it): each run
+    may take the budget left divided by the runs left, so a quick run leaves more to the next. A
+    run that cannot finish in its share stops there and says so in one line; its point records how
+    far it got and how long it ran (a lower bound), and it takes no part in the errors or the best
+    interval. Used in notebook 04 (optional deep-dive A)."""
     from tqdm.auto import tqdm
 
     workdir = Path(workdir)
@@ -159,15 +179,24 @@ def interval_study(workdir: str | Path, base: TrainConfig, intervals: list[int] 
                             for f in (1 / 8, 1 / 2, 1, 2, 4)})
     runs = {k: [] for k in intervals}
     order = [(rep, k) for rep in range(repeats) for k in random.Random(seed + rep).sample(intervals, len(intervals))]
-    for rep, k in tqdm(order, desc=shown("runs through random failures")):
+    end = None if budget_seconds is None else time.perf_counter() + budget_seconds
+    for i, (rep, k) in enumerate(tqdm(order, desc=shown("runs through random failures"))):
         cfg = base.replace(run_dir=str(workdir / f"every-{k}-rep{rep}"), save_every_steps=k)
         gap_seed = seed * 1_000_003 + rep
-        for attempt in range(1 + DISTURBED_RETRIES):  # noqa: B007 - the same failure times again: only the machine's load differs
-            run = train_through_failures(cfg, exponential_gaps(mtbf, seed=gap_seed))
-            if run["median_step_seconds"] <= DISTURBED * costs.step_seconds:
+        deadline = None if end is None else time.perf_counter() + (end - time.perf_counter()) / (len(order) - i)
+        kept = None
+        for attempt in range(1 + DISTURBED_RETRIES):  # the same failure times again: only the machine's load differs
+            run = {**train_through_failures(cfg, exponential_gaps(mtbf, seed=gap_seed), deadline),
+                   "gap_seed": gap_seed, "measured_again": attempt}
+            kept = run if kept is None or run["finished"] else kept  # a retry cut by the budget keeps the first
+            if not run["finished"] or run["median_step_seconds"] <= DISTURBED * costs.step_seconds:
                 break
-        runs[k].append({**run, "gap_seed": gap_seed, "measured_again": attempt})
-    return {**summarize(costs, advice, runs, mtbf), "steps_per_epoch": calibration["steps_per_epoch"]}
+        runs[k].append(kept)
+        if not kept["finished"]:
+            say(f"every {k} steps: stopped after {kept['wall_seconds']:.0f} s at step {kept['steps']} of {base.max_steps}, "
+                f"{kept['failures']} failures: not finished in its share of the drill's budget")
+    return {**summarize(costs, advice, runs, mtbf), "steps_per_epoch": calibration["steps_per_epoch"],
+            "budget_seconds": budget_seconds}
 
 
 def summarize(costs, advice: dict, runs: dict, mtbf: float) -> dict:
@@ -185,34 +214,46 @@ def summarize(costs, advice: dict, runs: dict, mtbf: float) -> dict:
       the advisor minimises the *expected* wall time.
 
     The plain comparisons are kept beside them: the simulated median against the measured median
-    (:func:`course_lib.beyond.advisor.simulate_walls`), the expectation against the measured mean."""
+    (:func:`course_lib.beyond.advisor.simulate_walls`), the expectation against the measured mean.
+
+    An interval with a run that did not finish (stopped by a budget) has only lower bounds: its
+    measured figures are ``None`` and it is left out of the errors and the best interval (``None``
+    when no interval finished)."""
     points = []
     for k, rs in runs.items():
         walls = [r["wall_seconds"] for r in rs]
-        replayed = [replay_wall(k, costs, exponential_gaps(mtbf, seed=r["gap_seed"])) for r in rs]
         expected = float(expected_wall(k, costs, mtbf))
         sim = simulate_walls(k, costs, mtbf)
-        median, mean, predicted_median = statistics.median(walls), statistics.mean(walls), float(np.median(sim))
-        points.append({"every_steps": k, "walls": walls, "failures": [r["failures"] for r in rs],
-                       "steps_redone": [r["steps_redone"] for r in rs],
-                       "median_step_seconds": [r.get("median_step_seconds") for r in rs],
-                       "measured_again": [r.get("measured_again", 0) for r in rs],
-                       "replayed_walls": [round(w, 2) for w in replayed],
-                       "error": round(statistics.mean(replayed) / mean - 1, 4),
-                       "luck_corrected_mean_seconds": round(mean - statistics.mean(replayed) + expected, 2),
-                       "median_wall_seconds": median, "mean_wall_seconds": round(mean, 3),
-                       "predicted_median_wall_seconds": round(predicted_median, 2),
-                       "predicted_wall_seconds": round(expected, 2),
-                       "predicted_quartiles": [round(float(q), 2) for q in np.percentile(sim, [25, 75])],
-                       "median_error": round(predicted_median / median - 1, 4),
-                       "mean_error": round(expected / mean - 1, 4)})
-    by = lambda key: min(points, key=lambda p: p[key])["every_steps"]  # noqa: E731
+        predicted_median = float(np.median(sim))
+        point = {"every_steps": k, "walls": walls, "finished": [r.get("finished", True) for r in rs],
+                 "steps_reached": [r.get("steps") for r in rs], "failures": [r["failures"] for r in rs],
+                 "steps_redone": [r["steps_redone"] for r in rs],
+                 "median_step_seconds": [r.get("median_step_seconds") for r in rs],
+                 "measured_again": [r.get("measured_again", 0) for r in rs],
+                 "predicted_median_wall_seconds": round(predicted_median, 2),
+                 "predicted_wall_seconds": round(expected, 2),
+                 "predicted_quartiles": [round(float(q), 2) for q in np.percentile(sim, [25, 75])]}
+        if all(point["finished"]):
+            replayed = [replay_wall(k, costs, exponential_gaps(mtbf, seed=r["gap_seed"])) for r in rs]
+            median, mean = statistics.median(walls), statistics.mean(walls)
+            point.update({"replayed_walls": [round(w, 2) for w in replayed],
+                          "error": round(statistics.mean(replayed) / mean - 1, 4),
+                          "luck_corrected_mean_seconds": round(mean - statistics.mean(replayed) + expected, 2),
+                          "median_wall_seconds": median, "mean_wall_seconds": round(mean, 3),
+                          "median_error": round(predicted_median / median - 1, 4),
+                          "mean_error": round(expected / mean - 1, 4)})
+        else:  # lower bounds only: nothing to compare
+            point.update(dict.fromkeys(("replayed_walls", "error", "luck_corrected_mean_seconds", "median_wall_seconds",
+                                        "mean_wall_seconds", "median_error", "mean_error")))
+        points.append(point)
+    done = [p for p in points if p["error"] is not None]
+    by = lambda key: min(done, key=lambda p: p[key])["every_steps"] if done else None  # noqa: E731
+    worst = lambda key: max(abs(p[key]) for p in done) if done else None  # noqa: E731
     best = by("luck_corrected_mean_seconds")
-    ratio = best / advice["optimum_steps"]
+    ratio = None if best is None else best / advice["optimum_steps"]
     return {"mtbf_seconds": mtbf, "advice": advice, "points": points, "best_measured_steps": best,
-            "best_vs_optimum": round(ratio, 3), "best_within_2x": 0.5 <= ratio <= 2.0,
+            "best_vs_optimum": None if ratio is None else round(ratio, 3),
+            "best_within_2x": ratio is not None and 0.5 <= ratio <= 2.0,
             "best_by_mean_steps": by("mean_wall_seconds"), "best_by_median_steps": by("median_wall_seconds"),
-            "max_abs_error": max(abs(p["error"]) for p in points),
-            "all_within_20pct": all(abs(p["error"]) <= 0.2 for p in points),
-            "max_abs_median_error": max(abs(p["median_error"]) for p in points),
-            "max_abs_mean_error": max(abs(p["mean_error"]) for p in points)}
+            "max_abs_error": worst("error"), "all_within_20pct": bool(done) and all(abs(p["error"]) <= 0.2 for p in done),
+            "max_abs_median_error": worst("median_error"), "max_abs_mean_error": worst("mean_error")}

@@ -106,6 +106,11 @@ LABELS = {
     "measured: median, range": "实测：中位数与范围",
     "predicted: median, quartiles": "预测：中位数与四分位数",
     "no failures, no saves": "没有故障、也不保存",
+    "stopped unfinished: ran this long, would have needed more": "没跑完就被停下：已经跑了这么久，跑完还要更久",
+    "every {k} steps: not finished, stopped by the drill's budget after {s:.0f} s at step {step} of {n} ({f} failures); "
+    "expected wall time {e:.0f} s":
+        "每 {k} 步保存一次：没有跑完，时间预算用完，{s:.0f} 秒后停在第 {step} 步（共 {n} 步，故障 {f} 次）；"
+        "预计总用时 {e:.0f} 秒",
     "save every ... steps": "每隔多少步保存一次",
     "wall time to finish (s)": "跑完的总用时（秒）",
     "mean time between failures {m:.0f} s, save costs {c:.2f} s": "平均故障间隔 {m:.0f} 秒，每次保存开销 {c:.2f} 秒",

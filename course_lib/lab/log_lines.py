@@ -55,6 +55,8 @@ LINES = {
     "training steps": "训练步数",
     "... (the epochs between: every line in {path}/rank*.log)": "……（中间各个 epoch 的每一行都在 {path}/rank*.log 里）",
     "runs through random failures": "带随机故障的训练",
+    "every {k} steps: stopped after {s} s at step {step} of {n}, {f} failures: not finished in its share of the "
+    "drill's budget": "每 {k} 步保存一次：{s} 秒后停在第 {step} 步（共 {n} 步），故障 {f} 次：在分给它的时间预算内没有跑完",
     # notebook 03, "Is the gradient sync working?" (lab.drills.sync_claim, from ddp.consistency's check)
     "sha256 {digest} on every rank": "每个 Rank 上都是 sha256 {digest}",
     "rank {a} vs rank {b}: {n} tensor(s) differ": "Rank {a} 与 Rank {b}：{n} 个张量不同",

@@ -164,7 +164,8 @@ def save_interval_curve(costs, mtbf: float, covered: float = 0.0, measured: list
                         epoch_steps: int | None = None, lang: str | None = None):
     """Expected wall time against the save interval (:func:`course_lib.beyond.advisor.expected_wall`),
     its minimum, Young's interval, the textbook's "every 10 epochs" and, when given, the
-    measured runs (median and range of each interval's repetitions)."""
+    measured runs (median and range of each interval's repetitions; a run a budget stopped
+    unfinished as a triangle at the time it ran, the least its wall time would have been)."""
     from course_lib.beyond.advisor import advise, expected_wall, failure_free_wall, young_seconds
 
     t = _words(lang)
@@ -184,17 +185,24 @@ def save_interval_curve(costs, mtbf: float, covered: float = 0.0, measured: list
     elif epoch_steps:
         ax.axvline(costs.steps, c="C3", ls="--", label=t("textbook: every 10 epochs ({k} steps) = only at the end here",
                                                        k=10 * epoch_steps))
-    if measured:
-        xs = [p["every_steps"] for p in measured]
-        med = np.array([p["median_wall_seconds"] for p in measured])
-        lo = med - np.array([min(p["walls"]) for p in measured])
-        hi = np.array([max(p["walls"]) for p in measured]) - med
+    done = [p for p in measured or [] if p.get("median_wall_seconds") is not None]
+    if done:
+        xs = [p["every_steps"] for p in done]
+        med = np.array([p["median_wall_seconds"] for p in done])
+        lo = med - np.array([min(p["walls"]) for p in done])
+        hi = np.array([max(p["walls"]) for p in done]) - med
         ax.errorbar(xs, med, yerr=[lo, hi], fmt="o", c="k", capsize=3, label=t("measured: median, range"))
-        if all("predicted_quartiles" in p for p in measured):  # the model's own spread (simulated)
-            pm = np.array([p["predicted_median_wall_seconds"] for p in measured])
-            q = np.array([p["predicted_quartiles"] for p in measured])
-            ax.errorbar(np.array(xs) * 1.12, pm, yerr=[pm - q[:, 0], q[:, 1] - pm], fmt="D", mfc="none", c="C1",
-                        capsize=3, label=t("predicted: median, quartiles"))
+    stopped = [(p["every_steps"], w) for p in measured or [] for w, ok in zip(p["walls"], p.get("finished", []))
+               if not ok]
+    if stopped:
+        ax.scatter(*zip(*stopped), marker="^", s=60, facecolors="none", edgecolors="k", zorder=3,
+                   label=t("stopped unfinished: ran this long, would have needed more"))
+    if measured and all("predicted_quartiles" in p for p in measured):  # the model's own spread (simulated)
+        xs = [p["every_steps"] for p in measured]
+        pm = np.array([p["predicted_median_wall_seconds"] for p in measured])
+        q = np.array([p["predicted_quartiles"] for p in measured])
+        ax.errorbar(np.array(xs) * 1.12, pm, yerr=[pm - q[:, 0], q[:, 1] - pm], fmt="D", mfc="none", c="C1",
+                    capsize=3, label=t("predicted: median, quartiles"))
     ax.axhline(failure_free_wall(costs), c="0.6", lw=1, label=t("no failures, no saves"))
     ax.set(xscale="log", xlabel=t("save every ... steps"), ylabel=t("wall time to finish (s)"),
            title=t("mean time between failures {m:.0f} s, save costs {c:.2f} s", m=mtbf, c=costs.save_blocking_seconds))

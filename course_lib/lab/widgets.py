@@ -203,7 +203,7 @@ class SaveIntervalExplorer(_Shown):
         self.measured_mtbf = study["mtbf_seconds"]
         self.epoch_steps = study.get("steps_per_epoch")
         mtbf, cost, wide = study["mtbf_seconds"], self.costs.save_blocking_seconds, _wide()
-        self.mtbf = W.FloatLogSlider(value=mtbf, base=10, min=0, max=5, step=0.05,
+        self.mtbf = W.FloatLogSlider(value=mtbf, base=10, min=-1, max=5, step=0.05,
                                      description=tr("mean time between failures (s)", self.lang), **wide)
         self.save_cost = W.FloatLogSlider(value=cost, base=10, min=-2, max=2, step=0.05,
                                           description=tr("save cost (s)", self.lang), **wide)
@@ -238,10 +238,16 @@ class SaveIntervalExplorer(_Shown):
             k10 = min(10 * self.epoch_steps, costs.steps)
             lines.append(tr("every 10 epochs = {k} steps: expected loss {loss:.1%}", self.lang, k=k10,
                             loss=float(lost_share(k10, costs, self.mtbf.value, self.covered.value))))
-        self.answer.value = "<br>".join(lines)
         # the measured points belong to the drill's conditions only
         same = bool(self.measured) and abs(self.mtbf.value / self.measured_mtbf - 1) < 0.03 \
             and abs(self.save_cost.value / self.costs.save_blocking_seconds - 1) < 0.03 and self.covered.value == 0
+        stopped = [(p, i) for p in (self.measured or [] if same else []) for i, ok in enumerate(p.get("finished", []))
+                   if not ok]  # runs the drill's budget stopped: what they measured
+        lines += [tr("every {k} steps: not finished, stopped by the drill's budget after {s:.0f} s at step {step} of {n} "
+                     "({f} failures); expected wall time {e:.0f} s", self.lang, k=p["every_steps"], s=p["walls"][i],
+                     step=p["steps_reached"][i], n=costs.steps, f=p["failures"][i], e=p["predicted_wall_seconds"])
+                  for p, i in stopped]
+        self.answer.value = "<br>".join(lines)
         self.figure = plots.save_interval_curve(costs, self.mtbf.value, self.covered.value,
                                                 self.measured if same else None, self.epoch_steps, lang=self.lang)
         show_figure(self.output, self.figure)
