@@ -1,6 +1,6 @@
 """The platform decisions, in one place: what a learner's macOS or Windows laptop needs that the
-Linux machines the kit is tested on do not. ``launch``, ``faults`` and ``train`` ask here;
-nothing else looks at ``sys.platform``.
+Linux machines the kit is tested on do not. ``launch``, ``faults``, ``train``, the checkpoint
+store and the ledger ask here; nothing else looks at ``sys.platform``.
 
 Tested on Linux only; macOS and Windows are expected from the libraries' own documentation and
 issues (macOS: gloo must be told ``lo0``; Windows: no libuv, no POSIX signals, no forkserver). What
@@ -13,6 +13,7 @@ import os
 import signal
 import socket
 import sys
+from pathlib import Path
 
 from course_lib.config import KILL_MODES, ConfigError
 
@@ -53,6 +54,20 @@ def nice_is_per_thread() -> bool:
     """Linux applies ``setpriority`` to one thread (the background checkpoint writer);
     elsewhere it would renice the whole process, training included."""
     return system() == "linux"
+
+
+def fsync_dir(path: str | Path) -> None:
+    """Make what changed in the folder ``path`` durable: a file created, renamed or removed there.
+    After a power cut, such a change may be undone until its folder is fsynced (POSIX's worst case;
+    ext4 and XFS as documented), even when the file's own data was. Windows cannot open a folder
+    with ``os.open``: nothing is done there (its file systems journal their entries; untested)."""
+    if system() == "windows":
+        return
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 # --------------------------------------------------------------------------- signals

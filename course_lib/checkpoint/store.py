@@ -10,15 +10,18 @@ folder that only *exists* once it is complete:
 2. after a barrier, rank 0 checks that every part a ``W``-rank checkpoint must hold is there
    (:func:`required_parts`), hashes every file and writes ``manifest.json`` (sha256 + size of
    each file, the list of parts, step, world size, config hash, library versions), fsynced;
-3. rank 0 fsyncs the folder, renames it to ``step-{N:08d}`` (atomic on one file system) and
-   replaces ``LATEST`` atomically (write ``LATEST.tmp``, ``os.replace``): a pointer for people
-   and tools; the kit finds the newest checkpoint by verifying the folders themselves.
+3. rank 0 fsyncs the folder, renames it to ``step-{N:08d}`` (atomic on one file system),
+   replaces ``LATEST`` atomically (write ``LATEST.tmp``, fsync, ``os.replace``: a pointer for
+   people and tools; the kit finds the newest checkpoint by verifying the folders themselves),
+   then fsyncs ``checkpoints/`` and the run's folder, so that no rename is undone.
 
 A folder without a valid manifest is not a checkpoint, and neither is one whose manifest
 lacks a part its world size requires. A crash at any instant leaves either the old state or
-the new one, never half of one. Loading uses ``weights_only=True`` only: a checkpoint is
-data, never code. With ``--async-save`` rank 0's write and commit run in a
-:class:`BackgroundWriter` thread while training goes on.
+the new one, never half of one, and so does a power cut (POSIX's worst case: data not fsynced
+lost, a create or rename whose folder was not fsynced undone): every file and folder of a
+checkpoint is fsynced before it counts, and the ranks' ledgers before each commit. Loading
+uses ``weights_only=True`` only: a checkpoint is data, never code. With ``--async-save`` rank 0's
+write and commit run in a :class:`BackgroundWriter` thread while training goes on.
 """
 from __future__ import annotations
 
@@ -40,7 +43,7 @@ from pathlib import Path
 import torch
 
 from course_lib import __version__
-from course_lib._runtime.portability import nice_is_per_thread
+from course_lib._runtime.portability import fsync_dir, nice_is_per_thread
 from course_lib._runtime.rank_output import say
 
 FORMAT = 1
@@ -119,14 +122,6 @@ def _write_synced(path: Path, data: bytes | memoryview) -> None:
         os.fsync(f.fileno())
 
 
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def _sha256(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:
@@ -173,12 +168,19 @@ def write_part(folder: Path, name: str, obj) -> dict:
 
 
 def write_atomic(path: Path, data: bytes | memoryview) -> None:
-    """Replace ``path`` with ``data`` in one rename (written and fsynced first): readers see
-    the old file or the new one, never half of one (used for ``final/`` and the exercises' cache).
-    The temporary file is this process's own: two writers of one path each rename a whole file."""
+    """Replace ``path`` with ``data`` in one rename (written and fsynced first), then fsync its
+    folder (and the folder above, for a folder it creates): readers see the old file or the new
+    one, never half of one, and a power cut does not undo it (used for ``config.json``,
+    ``final/`` and the exercises' cache). The temporary file is this process's own: two writers
+    of one path each rename a whole file."""
+    new_folder = not path.parent.exists()
+    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     _write_synced(tmp, data)
     os.replace(tmp, path)
+    fsync_dir(path.parent)
+    if new_folder:
+        fsync_dir(path.parent.parent)
 
 
 def commit(run_dir: str | Path, step: int, meta: dict, known: dict | None = None, attempt: int = 1) -> Path:
@@ -220,18 +222,21 @@ def write_manifest(tmp: Path, step: int, meta: dict, known: dict | None = None) 
         **meta,
     }
     _write_synced(tmp / "manifest.json", json.dumps(manifest, indent=1, sort_keys=True).encode())
-    _fsync_dir(tmp)  # the folder's entries on disk before its rename makes it a checkpoint
+    fsync_dir(tmp)  # the folder's entries on disk before its rename makes it a checkpoint
 
 
 def write_latest(run_dir: str | Path, final: Path) -> None:
-    """Replace ``LATEST`` with ``final``'s name, atomically. It is written for people and tools
+    """Replace ``LATEST`` with ``final``'s name, atomically, then make the commit durable: fsync
+    ``checkpoints/`` (the renames of ``final`` and of ``LATEST``) and the run's folder
+    (``checkpoints/`` itself, new at the first save). ``LATEST`` is written for people and tools
     (``cat DIR/checkpoints/LATEST``); the kit itself never trusts it: :func:`latest_valid`
     verifies the folders themselves, newest first."""
     root = checkpoint_root(run_dir)
     latest_tmp = root / f"LATEST.tmp-{os.getpid()}"  # one per writer: several may commit at once
     _write_synced(latest_tmp, f"{final.name}\n".encode())
     os.replace(latest_tmp, root / "LATEST")
-    _fsync_dir(root)
+    fsync_dir(root)
+    fsync_dir(root.parent)
 
 
 def remove_stale_tmp(run_dir: str | Path) -> list[Path]:
@@ -249,6 +254,7 @@ def remove_stale_tmp(run_dir: str | Path) -> list[Path]:
             stale.append(old)
         else:
             os.rename(old, final)
+            fsync_dir(root)  # put back for good before this attempt resumes from it
     for p in stale:
         shutil.rmtree(p, ignore_errors=True)
     return stale

@@ -229,10 +229,11 @@ class Trainer:
 
     def _save_checkpoint(self, wait: bool = False) -> None:
         """The commit protocol of :mod:`course_lib.checkpoint.store` (a collective): each rank
-        writes its own part, the ranks agree that every part is written, rank 0 writes the
-        shared state and commits. With ``--async-save`` rank 0 serialises the shared state (the
-        snapshot) and a thread writes and commits it while training goes on. ``wait``: the save
-        of the run's end or of a preemption, which must not trust an earlier background commit."""
+        fsyncs its ledger (the commit's steps survive a power cut there too) and writes its own
+        part, the ranks agree that every part is written, rank 0 writes the shared state and
+        commits. With ``--async-save`` rank 0 serialises the shared state (the snapshot) and a
+        thread writes and commits it while training goes on. ``wait``: the save of the run's end
+        or of a preemption, which must not trust an earlier background commit."""
         step, t0 = self.state.global_step, time.perf_counter()
         if self.saves.saved == step:  # one save per step...
             if not wait or self._committed(step):  # ...unless a final save finds that its commit failed
@@ -249,8 +250,10 @@ class Trainer:
             self.tb.scalars(step, **{"checkpoint/blocking_seconds": time.perf_counter() - t0})
 
     def _write_own_part(self, tmp: Path, step: int, parts: dict, write: Writer) -> bool:
-        """This rank's own parts (its RNG) into the save's folder; ``False`` if the disk refused them."""
+        """This rank's ledger fsynced and its own parts (its RNG) written into the save's folder;
+        ``False`` if the disk refused them."""
         try:
+            self.ledger.sync()
             for name, obj in parts.items():
                 write(tmp, name, obj.state_dict())
         except OSError as err:  # disk full, permissions...: this save fails, the run goes on
@@ -366,8 +369,7 @@ class Trainer:
                    "data": {k: self.data_info.get(k) for k in ("provenance", "near_dup", "tokenizer")}}
         if self.rank == 0:
             final = self.run_dir / "final"
-            final.mkdir(parents=True, exist_ok=True)
-            # each file replaced in one rename: a crash here leaves the previous final files whole
+            # each file replaced in one rename, durably: a crash here leaves the previous final files whole
             ckpt.write_atomic(final / "model.pt", ckpt.serialize(self.model.state_dict()))
             ckpt.write_atomic(final / "summary.json", json.dumps(summary, indent=2, default=str).encode())
             self.tb.hparams({k: v for k, v in self.cfg.to_dict().items() if k not in ("run_dir", "cache_dir")},

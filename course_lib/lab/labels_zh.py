@@ -215,6 +215,10 @@ LABELS = {
     "largest loss difference: {d:.3g}": "最大损失差：{d:.3g}",
     "samples skipped: {s}, repeated: {r}": "被跳过的样本：{s}，被重复的样本：{r}",
     "final parameters identical: {v}": "最终参数是否逐位相同：{v}",
+    "not read: steps {first}-{last} of {run} are in no ledger (rank {rank}'s lines lost in a crash before they were "
+    "fsynced?); compared on the steps both runs hold":
+        "未能读到：{run} 的第 {first}-{last} 步不在任何训练账本里（Rank {rank} 的这些行可能还没 fsync "
+        "就随机器崩溃而丢失了）；只比较了两次训练都有的步",
     # the book against the kit (course_lib.textbook.lessons)
     "the book, never interrupted": "原书代码，不中断",
     "the book, killed at step {k}, resume_training('{f}')": "原书代码，第 {k} 步被杀掉，resume_training('{f}')",

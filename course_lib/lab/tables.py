@@ -202,6 +202,9 @@ def format_report(result: dict, lang: str | None = None) -> str:
         "  " + tr("largest loss difference: {d:.3g}", lang, d=result["max_loss_diff"]),
         "  " + tr("samples skipped: {s}, repeated: {r}", lang, s=result["skipped_samples"], r=result["repeated_samples"]),
         "  " + tr("final parameters identical: {v}", lang, v=tr("yes" if result["final_params_identical"] else "no", lang)),
+        *("  " + tr("not read: steps {first}-{last} of {run} are in no ledger (rank {rank}'s lines lost in a crash "
+                    "before they were fsynced?); compared on the steps both runs hold", lang, **gap)
+          for gap in result["not_read"]),
     ])
 
 

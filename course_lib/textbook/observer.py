@@ -19,6 +19,7 @@ import torch.distributed as dist
 
 from course_lib._runtime.rank_start import hold_process_group
 from course_lib.checkpoint.faults import FaultInjector, write_half
+from course_lib.checkpoint.store import write_atomic
 from course_lib.config import TrainConfig
 from course_lib.ddp.consistency import check_ranks_agree
 from course_lib.ddp.sampling import sample_digest
@@ -73,6 +74,4 @@ class Observer:
                    "steps_per_epoch": self.steps_per_epoch, "attempt": self.attempt, "resumes": self.attempt - 1,
                    "resumed_from": self.first_step - 1 if resumed else None, "world_size": self.world_size,
                    "test_accuracy": test_accuracy}
-        final = self.run_dir / "final"
-        final.mkdir(parents=True, exist_ok=True)
-        (final / "summary.json").write_text(json.dumps(summary, indent=2))
+        write_atomic(self.run_dir / "final" / "summary.json", json.dumps(summary, indent=2).encode())

@@ -3,6 +3,11 @@
 ``compare_runs(A, B)`` reads both ledgers (last attempt per step, every rank) and final summaries,
 and answers what the textbook leaves open: where the runs part, by how much, which samples one
 skipped or repeated, and whether the final parameters are bit-identical.
+
+A step that no ledger of a run holds (its lines lost with a machine that crashed before they were
+fsynced, or never written by a rank that died) is not a difference: it is said (``not_read``), the
+steps both runs hold are compared, and the final parameters' digests decide. A run that differs
+still differs: at a step both hold, in its number of steps, or in its final parameters.
 """
 from __future__ import annotations
 
@@ -12,45 +17,63 @@ from pathlib import Path
 from course_lib.watch.monitor import latest_attempt, ledger_ranks, read_ledger, read_summary
 
 
-def _final_digest(run_dir: Path) -> str | None:
-    return (read_summary(run_dir) or {}).get("parameter_sha256")
+def _steps(run_dir: Path) -> tuple[dict[int, dict], int, dict | None]:
+    """Each step's row as its newest attempt logged it (rank 0's, else another rank's: a step's
+    global fields, ``global_loss``, ``samples`` and ``batch_ids``, agree on every rank), the run's
+    number of steps (its summary's, or the last one logged) and its summary."""
+    rows = latest_attempt(row for rank in reversed(ledger_ranks(run_dir)) for row in read_ledger(run_dir, rank))
+    summary = read_summary(run_dir)
+    steps = max((summary or {}).get("steps", 0), rows[-1]["step"] if rows else 0)
+    return {r["step"]: r for r in rows}, steps, summary
 
 
-def _seen(run_dir: Path) -> Counter:
-    """Sample id -> how often the final model trained on it: per step, the whole batch (``batch_ids``)
-    its newest attempt logged on any rank (a dead rank may not have logged a step it finished)."""
-    newest = latest_attempt(row for rank in ledger_ranks(run_dir) for row in read_ledger(run_dir, rank))
-    return Counter(i for row in newest for i in row["batch_ids"])
+def _gaps(rows: dict[int, dict], steps: int) -> list[list[int]]:
+    """The runs of steps ``1..steps`` that ``rows`` lacks, as ``[first, last]``."""
+    gaps: list[list[int]] = []
+    for s in (s for s in range(1, steps + 1) if s not in rows):
+        if gaps and gaps[-1][1] == s - 1:
+            gaps[-1][1] = s
+        else:
+            gaps.append([s, s])
+    return gaps
 
 
 def compare_runs(run_a: str | Path, run_b: str | Path) -> dict:
-    """Run B compared with reference run A; ``identical`` only if every step's global loss (exactly)
-    and samples, the steps and the final parameters are the same (``compare`` exits 0 only then).
-    Raises FileNotFoundError when either is not a run. Notebook 05, optional deep-dives A and C.
-    Also: ``first_divergent_step``, ``max_loss_diff``, ``skipped_samples``, ``repeated_samples``,
-    ``final_params_identical``."""
+    """Run B compared with reference run A; ``identical`` only if every step both ledgers hold has
+    the same global loss (exactly) and samples, the runs have as many steps and their final
+    parameters are the same (``compare`` exits 0 only then). Raises FileNotFoundError when either
+    is not a run. Notebook 05, optional deep-dives A and C. Also: ``first_divergent_step``,
+    ``max_loss_diff``, ``skipped_samples``, ``repeated_samples`` (over the steps both hold),
+    ``final_params_identical``, and ``not_read``: ``{"run", "rank": 0, "first", "last"}`` for each
+    span of steps that no ledger of a run holds (rank 0's is the one every attempt writes)."""
     a_dir, b_dir = Path(run_a), Path(run_b)
-    a = {r["step"]: r for r in read_ledger(a_dir, 0)}
-    b = {r["step"]: r for r in read_ledger(b_dir, 0)}
-    if not a or not b:
-        missing = [str(d) for d, rows in ((a_dir, a), (b_dir, b)) if not rows]
+    (a, steps_a, summary_a), (b, steps_b, summary_b) = _steps(a_dir), _steps(b_dir)
+    if not steps_a or not steps_b:
+        missing = [str(d) for d, steps in ((a_dir, steps_a), (b_dir, steps_b)) if not steps]
         raise FileNotFoundError(f"{' and '.join(missing)}: not a run directory (no metrics/rank0.jsonl); compare takes "
                                 "two run directories, each the --run-dir of a train run")
-    diffs = {s: abs(a[s]["global_loss"] - b[s]["global_loss"]) for s in a if s in b}
-    first_diff = next((s for s in sorted(set(a) | set(b))  # a step only one run has parts them too
-                       if s not in diffs or diffs[s] > 0 or a[s]["samples"] != b[s]["samples"]), None)
-    seen_a, seen_b = _seen(a_dir), _seen(b_dir)
-    digest_a, digest_b = _final_digest(a_dir), _final_digest(b_dir)
+    both = sorted(set(a) & set(b))
+    diffs = {s: abs(a[s]["global_loss"] - b[s]["global_loss"]) for s in both}
+    parted = [s for s in both if diffs[s] > 0 or a[s]["samples"] != b[s]["samples"]]
+    if steps_a != steps_b:  # a step only one run took parts them too
+        parted.append(min(steps_a, steps_b) + 1)
+    gaps_a, gaps_b = _gaps(a, steps_a), _gaps(b, steps_b)
+    unread = {s for first, last in gaps_a + gaps_b for s in range(first, last + 1)}
+    seen_a = Counter(i for s, row in a.items() if s not in unread for i in row["batch_ids"])
+    seen_b = Counter(i for s, row in b.items() if s not in unread for i in row["batch_ids"])
+    digest_a, digest_b = ((summary or {}).get("parameter_sha256") for summary in (summary_a, summary_b))
     params_identical = digest_a is not None and digest_a == digest_b
     return {
         "run_a": str(a_dir), "run_b": str(b_dir),
-        "steps_a": max(a), "steps_b": max(b),
-        "first_divergent_step": first_diff,
+        "steps_a": steps_a, "steps_b": steps_b,
+        "first_divergent_step": min(parted, default=None),
         "max_loss_diff": max([0.0, *diffs.values()]),
         "skipped_samples": sum((seen_a - seen_b).values()),
         "repeated_samples": sum((seen_b - seen_a).values()),
         "final_params_identical": params_identical,
-        "identical": first_diff is None and params_identical,
+        "identical": not parted and params_identical,
+        "not_read": [{"run": str(d), "rank": 0, "first": first, "last": last}
+                     for d, gaps in ((a_dir, gaps_a), (b_dir, gaps_b)) for first, last in gaps],
     }
 
 

@@ -5,6 +5,11 @@ step with the loss, learning rate, gradient norm, a digest of the samples of tha
 the *attempt* that produced it. Work lost in a crash keeps its lines (attempt 1), the resumed
 run writes the same steps again (attempt 2), and readers take the last attempt per step. That
 is what lets ``compare`` prove that no sample was skipped or repeated.
+
+A power cut loses what was never fsynced. So each rank fsyncs its ledger as every save begins,
+before the commit (:meth:`Ledger.sync`: a line per step would cost an fsync per step), and
+``attempts.jsonl`` as each row is appended: a committed checkpoint's steps are in the ledgers,
+and every start that reached its process group is counted.
 """
 from __future__ import annotations
 
@@ -14,25 +19,40 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+from course_lib._runtime.portability import fsync_dir
+
 LAUNCHED_ENV = "COURSE_LIB_LAUNCHED"  # when the launcher of this attempt started (seconds since the epoch)
 
 
 class Ledger:
     """Rank ``rank``'s ledger ``DIR/metrics/rank{R}.jsonl``, open for appending JSON lines, each flushed:
-    a SIGKILL loses at most the line being written (a line an earlier crash cut is ended first)."""
+    a SIGKILL loses at most the line being written (a line an earlier crash cut is ended first). A
+    new ledger's entry (and its folder's) is fsynced as it is created; its lines at :meth:`sync`."""
 
     def __init__(self, run_dir: str | Path, rank: int):
         path = Path(run_dir) / "metrics" / f"rank{rank}.jsonl"
         path.parent.mkdir(parents=True, exist_ok=True)
-        torn = path.exists() and path.stat().st_size > 0 and _last_byte(path) != b"\n"
+        new = not path.exists()
+        torn = not new and path.stat().st_size > 0 and _last_byte(path) != b"\n"
         self._f = open(path, "a", buffering=1)
+        if new:  # a power cut must not undo the file, or the folder, once a commit counts on their lines
+            fsync_dir(path.parent)
+            fsync_dir(path.parent.parent)
         if torn:  # a line cut by a crash: end it, or this attempt's first line would be glued to it
             self._f.write("\n")
 
     def write(self, record: dict) -> None:
         self._f.write(json.dumps(record, sort_keys=True) + "\n")
 
+    def sync(self) -> None:
+        """Every line written so far on disk (fsynced): each rank calls it as a save begins, so a
+        commit never holds a step that a power cut could take from the ledger."""
+        self._f.flush()
+        os.fsync(self._f.fileno())
+
     def close(self) -> None:
+        """Synced (:meth:`sync`: the run's last lines, or those before a survivor's save), then closed."""
+        self.sync()
         self._f.close()
 
 
@@ -56,12 +76,16 @@ def read_jsonl(path: str | Path) -> list[dict]:
 
 def append_jsonl(path: str | Path, row: dict, sync: bool = False) -> None:
     """One JSON line appended to ``path`` (the format :func:`read_jsonl` reads); ``sync``: flushed
-    and fsynced before it returns, for a record a signal may follow at once."""
+    and fsynced before it returns (a new file's folder too), for a record a signal or a power cut
+    may follow at once."""
+    new = sync and not Path(path).exists()
     with open(path, "a") as f:
         f.write(json.dumps(row) + "\n")
         if sync:
             f.flush()
             os.fsync(f.fileno())
+    if new:
+        fsync_dir(Path(path).parent)
 
 
 def read_summary(run_dir: str | Path) -> dict | None:
@@ -85,8 +109,8 @@ def latest_attempt(rows) -> list[dict]:
 
 def next_attempt(run_dir: Path, rank: int, **about) -> int:
     """This start's attempt number (1 = the first), from ``DIR/attempts.jsonl``; a collective (a barrier)
-    that every rank calls as it starts, after rank 0 appended the start's row (when its launcher began,
-    for the restart cost, its world size, and ``about``: e.g. an elastic group's generation)."""
+    that every rank calls as it starts, after rank 0 appended the start's row, fsynced (when its
+    launcher began, for the restart cost, its world size, and ``about``: e.g. an elastic group's generation)."""
     import torch.distributed as dist
 
     path = run_dir / "attempts.jsonl"
@@ -94,7 +118,7 @@ def next_attempt(run_dir: Path, rank: int, **about) -> int:
         run_dir.mkdir(parents=True, exist_ok=True)
         launched = os.environ.get(LAUNCHED_ENV)  # set by launch(); absent under torchrun
         append_jsonl(path, {"started": time.time(), "pid": os.getpid(), "world_size": dist.get_world_size(),
-                            "launched": float(launched) if launched else None, **about})
+                            "launched": float(launched) if launched else None, **about}, sync=True)
     dist.barrier()
     return len(read_attempts(run_dir))
 
