@@ -110,7 +110,7 @@ def _check_group(funcs: dict, seed: int, lang: str) -> str:
 
 
 register(Exercise(
-    "02.collate", ("A collate function with attention_mask", "带 attention_mask 的 collate 函数"), ("collate",),
+    "02.collate", ("A collate function with attention_mask", "带 attention_mask 的整理函数"), ("collate",),
     _check_collate,
     hints=[("A batch is a rectangle: one row per review, as wide as the longest review of this batch (dynamic "
             "padding). A review's tokens go at the start of its row and padding (pad_id) after them; the mask says "

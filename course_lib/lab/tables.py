@@ -149,6 +149,28 @@ def policy_table(rules: Iterable[Rule | tuple], texts: Iterable[str], default: s
                         index=pd.Index(texts, name=tr("text", lang)))
 
 
+def policies(rules: Iterable[Rule | tuple], text: str, default: str = "Other", lang: str | None = None) -> pd.DataFrame:
+    """How each conflict policy labels ``text``, below every rule it matches (its keyword hits and
+    its priority): where the policies disagree, the rules conflict and the policy decides.
+    Used in notebook 01 (§6)."""
+    rules = [r if isinstance(r, Rule) else Rule(*r) for r in rules]
+    hits = [(r, n) for r in rules if (n := r.hits(text))]
+    each = [tr("{label}: {n} keyword hit(s), priority {p}", lang, label=r.label, n=n, p=r.priority) for r, n in hits]
+    matched = ("；" if resolve(lang) == "zh" else "; ").join(each)
+    return facts({"rules that match": matched or tr("none", lang),
+                  **{policy: RuleLabeler(rules, default, policy)(text) for policy in POLICIES}}, lang)
+
+
+def straddling_pairs(leakage: dict, lang: str | None = None) -> pd.DataFrame:
+    """The near-duplicate pairs with one review on each side of the split, from a leakage report
+    (``load_imdb(..., leakage_check=True).provenance["leakage"]``): which training review, which
+    held-out one (their row numbers in ``imdb["train"]`` and ``imdb["test"]``), how similar.
+    Used in notebook 01 (§7)."""
+    columns = [tr("training review (row)", lang), tr("held-out review (row)", lang), "Jaccard"]
+    rows = [(i, j, round(s, 3)) for i, j, s in leakage["examples"]]
+    return pd.DataFrame(rows, columns=columns).set_index(columns[0])
+
+
 def addition_order(a: float, b: float, c: float, lang: str | None = None) -> pd.DataFrame:
     """``(a + b) + c`` and ``a + (b + c)`` in floating point, to the last digit Python prints, and
     whether they are equal: the order of an all-reduce's additions matters (notebook 03, optional deep-dive A)."""

@@ -1,5 +1,5 @@
 """Notebook 02: a collate function with attention_mask; batches of similar lengths.
-notebook 02：带 attention_mask 的 collate 函数；长度相近的样本组成批次。"""
+notebook 02：带 attention_mask 的整理函数；长度相近的样本组成批次。"""
 import random
 
 import torch
