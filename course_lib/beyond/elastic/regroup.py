@@ -129,7 +129,7 @@ class Member:
         """This member's trainer for its place in ``decision``'s group (a collective of that group)."""
         rank, world_size = decision.members.index(self.group.id), decision.world_size
         previous = self.trainer  # its ledger and TensorBoard file closed as its train() ended
-        # a new place (e.g. the survivor of a lost rank 0): the ledger of rank 0 is what compare reads
+        # a new place (e.g. the survivor of a lost rank 0): rank 0's ledger is what the views read
         if previous is not None and rank != previous.rank:
             fill_ledger_gap(self.cfg.run_dir, previous.rank, rank, previous.state.global_step)
         seams = Seams(gradients=invariant_gradients(self.cfg, rank, world_size),
