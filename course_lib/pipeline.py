@@ -105,7 +105,8 @@ def report_table(summary: dict, lang: str | None = None):
     hit = p["interruption"]
     rows = {
         "held-out accuracy": tr("{acc:.2%} on {n:,} reviews", lang, acc=p["held_out_accuracy"], n=p["held_out_reviews"]),
-        "out-of-domain accuracy": f"{p['out_of_domain_accuracy']:.2%} ({p['out_of_domain_reviews']:,} Rotten Tomatoes)",
+        "out-of-domain accuracy": tr("{acc:.2%} on {n:,} Rotten Tomatoes reviews", lang, acc=p["out_of_domain_accuracy"],
+                                     n=p["out_of_domain_reviews"]),
         "training reviews": f"{p['train_reviews']:,}",
         "optimizer steps": p["steps"],
         "interrupted": tr("no", lang) if not hit else tr("rank {rank} killed by {signal} after step {step}", lang, **hit)

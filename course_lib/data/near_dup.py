@@ -21,6 +21,8 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
+from course_lib._runtime.rank_output import shown
+
 _FOLD = bytes(32 if chr(c) in string.punctuation else c for c in range(256))  # ASCII punctuation -> space
 MAX_ALL_PAIRS = 64  # a bigger LSH bucket is linked to its first member, not pair by pair
 _MULT = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93], dtype=np.uint64)
@@ -84,7 +86,7 @@ def minhash_signatures(hashes: np.ndarray, offsets: np.ndarray, num_perm: int = 
     sig = np.empty((num_perm, len(offsets)), dtype=np.uint32)
     buf = np.empty_like(hashes)
     with np.errstate(over="ignore"):
-        for p in tqdm(range(num_perm), desc="minhash", disable=not progress, leave=False):
+        for p in tqdm(range(num_perm), desc=shown("MinHash signatures"), disable=not progress, leave=False):
             np.multiply(hashes, a[p], out=buf)
             np.add(buf, b[p], out=buf)
             np.right_shift(buf, np.uint64(32), out=buf)

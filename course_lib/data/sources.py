@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 from datasets import Dataset, DatasetDict
 
+from course_lib._runtime.rank_output import shown
 from course_lib.config import DATA_SOURCES as SOURCES  # config names them too, without importing datasets
 from course_lib.data.tokenization import package_dir
 
@@ -69,7 +70,7 @@ def clean_dataset(ds: Dataset, column: str = "text") -> Dataset:
     missing column. Notebook 01, §2."""
     if column not in ds.column_names:
         raise KeyError(f"column {column!r} not in dataset (columns: {ds.column_names})")
-    return ds.map(lambda batch: {column: [clean_text(t) for t in batch[column]]}, batched=True, desc="cleaning")
+    return ds.map(lambda batch: {column: [clean_text(t) for t in batch[column]]}, batched=True, desc=shown("cleaning"))
 
 
 # --------------------------------------------------------------------------- exact dedup

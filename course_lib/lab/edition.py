@@ -13,6 +13,7 @@ convention: parameters are injected in a cell right after the cell tagged ``para
 """
 from __future__ import annotations
 
+import contextlib
 import html
 import os
 import re
@@ -27,9 +28,10 @@ SMALL = {
     "01_data_cleaning_dedup.ipynb": {"LIMIT": 2000, "PLANTED": 50},
     "02_tokenization.ipynb": {"N_REVIEWS": 600, "OWN_VOCAB": 1000, "SMALL_VOCAB": 1000},
     "03_ddp_launch.ipynb": {"BOOK_EPOCHS": 2, "TRAIN_LIMIT": 1200, "EPOCHS": 1, "SCALING_STEPS": 6, "EMBED_DIM": 8},
+    # the drill: failures every 0.5 s leave no start time to reach a step, so its one run stops at its budget
     "04_monitoring_checkpoints.ipynb": {"BOOK_EPOCHS": 4, "SAVE_INTERVAL": 2, "TRAIN_LIMIT": 1200, "SAVE_EVERY": 5,
-                                        "START_TENSORBOARD": False, "DRILL_STEPS": 40, "DRILL_MTBF": 10.0, "EMBED_DIM": 8,
-                                        "DRILL_INTERVALS": [20]},
+                                        "DRILL_STEPS": 40, "DRILL_MTBF": 0.5, "EMBED_DIM": 8, "DRILL_INTERVALS": [40],
+                                        "DRILL_BUDGET": 6},
     "05_interruption_resume.ipynb": {"BOOK_EPOCHS": 3, "BOOK_SAVE_INTERVAL": 2, "BOOK_KILL_AT": 40, "TRAIN_LIMIT": 1200,
                                      "KILL_AT": 12, "SAVE_EVERY": 5, "CAPSTONE_QUICK": True, "MODES": ["weights-only"],
                                      "ELASTIC_EPOCHS": 12, "EMBED_DIM": 8},
@@ -59,7 +61,9 @@ def execute(path: Path, parameters: dict | None = None, cwd: Path | None = None,
     """Run the notebook at ``path`` top to bottom in a fresh kernel started in ``cwd`` (where
     its runs go and where the widgets read their language) and return it with outputs and
     per-cell timings. A failing cell raises ``nbclient.exceptions.CellExecutionError``; the
-    notebook object then holds every output up to it."""
+    notebook object then holds every output up to it. A TensorBoard server the notebook started
+    (notebook 04) on a folder in ``cwd`` or the parameters' ``RUN_DIR`` is stopped at the end: the
+    kernel is gone, and it would serve on for nobody."""
     import nbformat
     from nbclient import NotebookClient
 
@@ -80,7 +84,26 @@ def execute(path: Path, parameters: dict | None = None, cwd: Path | None = None,
     finally:
         if backend is not None:
             os.environ["MPLBACKEND"] = backend
+        stop_servers([cwd, *([Path(parameters["RUN_DIR"])] if parameters and "RUN_DIR" in parameters else [])])
     return nb
+
+
+def stop_servers(folders: list[Path]) -> list[int]:
+    """SIGTERM every TensorBoard server of this machine whose log folder is in one of ``folders``
+    (its record in TensorBoard's own list of running servers); returns their process ids."""
+    import signal
+
+    from tensorboard import manager
+
+    roots = [Path(f).resolve() for f in folders]
+    stopped = []
+    for info in manager.get_all():
+        logdir = Path(info.logdir).resolve() if info.logdir else None
+        if logdir and any(logdir == r or r in logdir.parents for r in roots):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(info.pid, signal.SIGTERM)
+                stopped.append(info.pid)
+    return stopped
 
 
 WIDGET = "application/vnd.jupyter.widget-view+json"

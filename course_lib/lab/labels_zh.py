@@ -24,6 +24,14 @@ LABELS = {
     "batches (max_length {m}, batch {b})": "组批次的方式（max_length {m}，批次大小 {b}）",
     "real tokens in each review": "每条影评的真实词元数",
     "rules that match": "命中的规则",
+    "1 rank x 2 threads ran at {two:.0f} samples/s, 1 thread at {one:.0f}: on idle cores a second thread makes a rank "
+    "faster (bench/results/scaling.json: 1.4x), so another process held a core here and the threads waited for it. "
+    "Measure again on a quiet machine before reading these bars.":
+        "1 个 Rank × 2 个线程每秒只处理 {two:.0f} 个样本，1 个线程时是 {one:.0f}：在空闲的 CPU 核上，第二个线程会让"
+        "一个 Rank 更快（bench/results/scaling.json：1.4 倍），所以这里有别的进程占着一个核，两个线程都在等它。"
+        "先在空闲的机器上重新测一遍，再来读下面的图。",
+    "IMDB train": "IMDB 训练集",
+    "{acc:.2%} on {n:,} Rotten Tomatoes reviews": "{acc:.2%}（{n:,} 条 Rotten Tomatoes 影评）",
     "{label}: {n} keyword hit(s), priority {p}": "{label}：命中 {n} 个关键词，优先级 {p}",
     "training review (row)": "训练集影评（行号）",
     "held-out review (row)": "留出集影评（行号）",
@@ -111,6 +119,14 @@ LABELS = {
     "measured: median, range": "实测：中位数与范围",
     "predicted: median, quartiles": "预测：中位数与四分位数",
     "no failures, no saves": "没有故障、也不保存",
+    # notebook 04 §2: TensorBoard where the browser cannot reach it (lab.board)
+    "TensorBoard's page would be on this server's localhost, which your browser cannot reach (JupyterHub without "
+    "jupyter-server-proxy): the same event files, drawn here every few seconds while the run trains":
+        "TensorBoard 的页面开在服务器自己的 localhost 上，你这边打不开它（JupyterHub 上没有装 "
+        "jupyter-server-proxy）：下面直接画出同一批事件文件，训练进行时每隔几秒重画一次",
+    "no event files under {path} yet: the curves appear here once a run writes them":
+        "{path} 下还没有事件文件：训练一开始写入，曲线就会出现在这里",
+    "{run}, drawn at {time}": "{run}，{time} 画出",
     "stopped unfinished: ran this long, would have needed more": "没跑完就被停下：已经跑了这么久，跑完还要更久",
     "every {k} steps: not finished, stopped by the drill's budget after {s:.0f} s at step {step} of {n} ({f} failures); "
     "expected wall time {e:.0f} s":
@@ -240,7 +256,7 @@ LABELS = {
     "the book, killed while saving epoch {n}": "原书代码，保存第 {n} 个 epoch 的检查点时被杀掉",
     "the kit, killed while saving step {s}": "本套件，保存第 {s} 步的检查点时被杀掉",
     "loads": "可以加载",
-    "unreadable": "无法读取",
+    "unreadable: {why}": "无法读取：{why}",
     "resume_training('{f}') crashed: {err}": "resume_training('{f}') 崩溃：{err}",
     "--resume auto continued from step {s}": "--resume auto 从第 {s} 步续训",
     "- (the run cannot continue)": "-（训练无法继续）",
@@ -366,6 +382,8 @@ LABELS = {
     "where": "位置", "inside one machine": "同一节点内", "between machines": "节点之间", "link": "链路",
     # notebook 04, the figures of a long run (tables.real_scale_figures)
     "gpus": "GPU 数", "days": "天数", "interruptions": "中断次数",
+    "{n} GPUs": "{n} 块 GPU", "{n} days": "{n} 天", "{n} parameters": "{n} 个参数", "{n} bytes": "{n} 字节",
+    "{n} s": "{n} 秒", "{n} min": "{n} 分钟",  # the figures' values with their units
     "bytes per parameter": "每个参数的字节数", "write tb per s": "写入速度", "step seconds": "每步用时",
     "restart minutes": "重启开销", "async blocking share": "异步保存的等待占比",
     # notebook 01: near duplicates side by side, the split's leak check

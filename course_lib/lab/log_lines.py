@@ -55,6 +55,14 @@ LINES = {
     "training steps": "训练步数",
     "... (the epochs between: every line in {path}/rank*.log)": "……（中间各个 epoch 的每一行都在 {path}/rank*.log 里）",
     "runs through random failures": "带随机故障的训练",
+    "cleaning": "清洗", "MinHash signatures": "MinHash 签名",  # the progress bars of station 1 (data.sources, data.near_dup)
+    # a resume on another number of ranks, refused (checkpoint.resume.check_fits; notebook 05, deep-dive B)
+    "checkpoint {source} was saved by {saved} rank(s), this run has {n}: DDP's gradient sum and each rank's RNG depend "
+    "on the number of ranks, so the run could not continue exactly; resume on the same --world-size, or train both "
+    "runs with a --reduction whose sum does not depend on it (train --help lists them)":
+        "检查点 {source} 是 {saved} 个 Rank 保存的，这次训练只有 {n} 个：DDP 的梯度求和"
+        "和每个 Rank 的随机数生成器状态都取决于进程总数，训练无法逐位相同地接着进行；"
+        "请用同样的 --world-size 续训，或者两次训练都用求和结果不随进程总数变化的 --reduction（train --help 列出了它们）",
     "every {k} steps: stopped after {s} s at step {step} of {n}, {f} failures: not finished in its share of the "
     "drill's budget": "每 {k} 步保存一次：{s} 秒后停在第 {step} 步（共 {n} 步），故障 {f} 次：在分给它的时间预算内没有跑完",
     # notebook 03, "Is the gradient sync working?" (lab.drills.sync_claim, from ddp.consistency's check)

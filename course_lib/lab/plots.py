@@ -115,10 +115,12 @@ def losses_by_rank(run_dir: str | Path, title: str = "loss on each rank", lang: 
 
 
 def scalar_panels(run_dir: str | Path, tags=("train/loss", "train/lr", "train/grad_norm", "train/samples_per_s"),
-                  lang: str | None = None):
+                  lang: str | None = None, x: str = "step"):
     """Curves read back from the TensorBoard event files (what TensorBoard itself shows;
     notebook 04, "Watching more than the loss"). A series of a few points is drawn with markers
-    (a line through one point draws nothing), and axes show plain values, never an offset."""
+    (a line through one point draws nothing), and axes show plain values, never an offset.
+    ``x``: what the event files' step counts, ``"step"`` or ``"epoch"`` (the chapter's writer logs
+    once an epoch; notebook 04, §1)."""
     t = _words(lang)
     scalars = read_scalars(run_dir)
     fig, axes = plt.subplots(1, len(tags), figsize=(3.4 * len(tags), 2.8), layout="tight")
@@ -126,7 +128,7 @@ def scalar_panels(run_dir: str | Path, tags=("train/loss", "train/lr", "train/gr
         pts = scalars.get(tag, [])
         ax.plot([s for s, _ in pts], [v for _, v in pts], lw=1, marker="o" if len(pts) <= 5 else None)
         ax.ticklabel_format(axis="y", useOffset=False, style="plain")
-        ax.set(title=tag, xlabel=t("step"))  # a tag is TensorBoard's name for the curve, as TensorBoard shows it
+        ax.set(title=tag, xlabel=t(x))  # a tag is TensorBoard's name for the curve, as TensorBoard shows it
         if not pts:
             ax.text(0.5, 0.5, t("no data"), transform=ax.transAxes, ha="center", va="center", color="0.5")
     return fig
@@ -142,7 +144,7 @@ def interruption(reference: str | Path, runs: dict, kill_step: int | list[int] |
     fig, ax = plt.subplots(figsize=(8, 3.6), layout="tight")
     ref = read_ledger(reference, 0)
     ax.plot([r["step"] for r in ref], [r["global_loss"] for r in ref], "k", lw=2.5, alpha=0.35, label=t("uninterrupted"))
-    for (name, run_dir), color in zip(runs.items(), plt.cm.tab10.colors):
+    for i, ((name, run_dir), color) in enumerate(zip(runs.items(), plt.cm.tab10.colors)):
         rows = read_ledger(run_dir, 0)
         ax.plot([r["step"] for r in rows], [r["global_loss"] for r in rows], lw=1, color=color, label=name)
         first = compare_runs(reference, run_dir)["first_divergent_step"]
@@ -150,8 +152,8 @@ def interruption(reference: str | Path, runs: dict, kill_step: int | list[int] |
             y = next((r["global_loss"] for r in rows if r["step"] == first), None)
             if y is not None:
                 ax.plot([first], [y], "o", color=color, ms=7, mfc="none", mew=2)
-                ax.annotate(t("parts at {step}", step=first), (first, y), textcoords="offset points", xytext=(5, 8),
-                            color=color)
+                ax.annotate(t("parts at {step}", step=first), (first, y), textcoords="offset points",
+                            xytext=(5, 8 + 13 * i), color=color)  # one line higher per run: nearby steps do not overprint
     for step in filter(None, [kill_step] if isinstance(kill_step, int) else kill_step or []):
         ax.axvline(step, color="red", ls="--", lw=1)
         ax.text(step, ax.get_ylim()[1], " " + t("kill"), color="red", va="top")

@@ -50,8 +50,8 @@ def _value(value, lang: str | None):
         return round(value, 4)
     if isinstance(value, (list, tuple)):
         return ", ".join(str(_value(v, lang)) for v in value)
-    if isinstance(value, str):
-        return tr(value, lang)  # a word such as "hit" has its Chinese; other text stays as it is
+    if isinstance(value, str):  # a word such as "hit" has its Chinese, and so has a sentence of the core's
+        return chinese_line(tr(value, lang)) if resolve(lang) == "zh" else value
     return value
 
 
@@ -337,8 +337,8 @@ def real_scale_figures(lang: str | None = None) -> pd.DataFrame:
     """The figures of a long pre-training run that the advisor is fed (notebook 04, "At real
     scale"): each value, what it is, and its source, or why it is assumed."""
     run = LongRun()
-    rows = {_label(name, lang): {tr("value", lang): f"{f.value:,.0f} {f.unit}".strip() if f.value >= 100 else
-                   f"{f.value:g} {f.unit}".strip(),
+    shown = lambda f: tr(f"{{n}} {f.unit}".strip(), lang, n=f"{f.value:,.0f}" if f.value >= 100 else f"{f.value:g}")  # noqa: E731
+    rows = {_label(name, lang): {tr("value", lang): shown(f),
                    tr("what", lang): tr(f.what, lang),
                    tr("published or assumed", lang): f.source if not f.source.startswith("assumed") else
                    tr(f.source, lang)}

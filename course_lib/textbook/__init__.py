@@ -19,7 +19,8 @@ import importlib
 # ``course_lib.textbook.book`` (the chapter's worker) need not import pandas and the lessons
 _HOME = {"train": "book", "resume_training": "book", "evaluate": "book", "run_book": "run", "BookRun": "run",
          "checkpoints": "run", "checkpoint_contents": "run", "what_the_book_loses": "lessons",
-         "crash_during_save": "lessons", "DEVIATIONS": "reconstruction", "deviations": "reconstruction"}
+         "crash_during_save": "lessons", "DEVIATIONS": "reconstruction", "deviations": "reconstruction",
+         "source": "reconstruction"}
 _MODULES = ("book", "observer", "run", "lessons", "reconstruction")
 
 

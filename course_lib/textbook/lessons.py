@@ -8,6 +8,7 @@ whether each resume continues its own run).
 from __future__ import annotations
 
 import contextlib
+import re
 import shutil
 import time
 from pathlib import Path
@@ -134,17 +135,23 @@ def what_the_book_loses(workdir: str | Path, epochs: int = 12, save_interval: in
     return df
 
 
+def _sentence(text: str) -> str:
+    """The first sentence of an error message, whole (a table shows it, never a cut word): torch's
+    own about half a zip file is three sentences and a request to report it."""
+    return re.split(r"(?<=\.)\s", text.strip(), maxsplit=1)[0]
+
+
 def _loads(path: Path) -> str:
     try:
         torch.load(path, weights_only=True)
         return "loads"
     except Exception as err:  # what torch says about half a zip file
-        return f"{type(err).__name__}: {str(err).splitlines()[0][:90]}"
+        return f"{type(err).__name__}: {_sentence(str(err).splitlines()[0])}"
 
 
 def _last_error(failure: RankFailed) -> str:
     lines = [line.strip() for line in str(failure).splitlines() if "Error" in line and ":" in line]
-    return lines[-1][:160] if lines else str(failure).splitlines()[-1][:160]
+    return _sentence(lines[-1] if lines else str(failure).splitlines()[-1])
 
 
 def crash_during_save(workdir: str | Path, embed_dim: int = EMBED_DIM, lang: str | None = None) -> pd.DataFrame:
@@ -164,8 +171,9 @@ def crash_during_save(workdir: str | Path, embed_dim: int = EMBED_DIM, lang: str
     run_book(book_dir, CRASH_EPOCHS, CRASH_SAVE_INTERVAL, kill_during_save=CRASH_KILL_EPOCH, embed_dim=embed_dim,
              show="none")
     files = {f: _loads(book_dir / f) for f in checkpoints(book_dir)}
-    on_disk = ", ".join(f"{f} ({i18n.tr('loads', lang) if state == 'loads' else i18n.tr('unreadable', lang) + ': ' + state})"
-                        for f, state in files.items())
+    said = {f: i18n.tr("loads", lang) if state == "loads" else i18n.tr("unreadable: {why}", lang, why=state)
+            for f, state in files.items()}
+    on_disk = ", ".join(f"{f} ({what})" for f, what in said.items())
     try:
         run_book(book_dir, CRASH_EPOCHS, CRASH_SAVE_INTERVAL, resume=name, embed_dim=embed_dim, show="none")
         book_resume = i18n.tr("resumed (unexpected)", lang)

@@ -81,3 +81,27 @@ def deviations(lang: str | None = None) -> pd.DataFrame:
     columns = [("the chapter", "本章"), ("this reconstruction", "这里的重建"), ("why", "为什么")]
     return pd.DataFrame([[cell[pick] for cell in row[1:]] for row in DEVIATIONS],
                         index=pd.Index([row[0][pick] for row in DEVIATIONS]), columns=[c[pick] for c in columns])
+
+
+# the comments of book.train, as the Chinese edition prints them (the code is the chapter's, as it prints it)
+COMMENTS_ZH = {
+    "kit: the ledger and the planned faults": "kit：本套件的训练账本和计划好的中断",
+    "kit: one ledger row; a planned SIGKILL fires here": "kit：写一行训练账本；计划好的 SIGKILL 在这里触发",
+    "kit: a planned kill dies half-way through this file": "kit：计划好的中断让进程在这个文件写到一半时死掉",
+    "kit: final/summary.json with the parameters' sha256": "kit：写 final/summary.json，其中有参数的 sha256",
+    "the chapter's line, here on the kit's held-out split": "本章的那一行，这里算的是本套件留出集上的准确率",
+}
+
+
+def source(obj, lang: str | None = None) -> str:
+    """The source of ``obj`` (the reconstruction's ``train``) as a notebook prints it: the chapter's
+    code as the chapter prints it, with the lines the kit adds marked ``# kit: ...``; in the Chinese
+    edition the comments are Chinese (:data:`COMMENTS_ZH`), so a reader of that edition reads what
+    each marked line does. Used in notebook 03 (§2)."""
+    import inspect
+    import re
+
+    text = inspect.getsource(obj)
+    if i18n.resolve(lang) != "zh":
+        return text
+    return re.sub(r"# (.+)$", lambda m: "# " + COMMENTS_ZH.get(m.group(1).strip(), m.group(1)), text, flags=re.M)
