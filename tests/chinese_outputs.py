@@ -53,10 +53,16 @@ def _citations() -> tuple[str, ...]:
     return LLAMA3, ORBAX
 
 
+# a program's own error, quoted as it raised it ("RuntimeError: PytorchStreamReader failed ..."): data, like a
+# review, up to the bracket or line that holds it
+EXCEPTION = re.compile(r"\b[A-Z]\w*(?:Error|Exception): [^）)\n]*")
+
+
 def english_runs(text: str, names: set[str]) -> list[list[str]]:
-    """The runs of English words in ``text`` once code, identifiers and the kit's names are taken out."""
+    """The runs of English words in ``text`` once code, identifiers, the kit's names and quoted
+    exception messages are taken out."""
     runs, run = [], []
-    for token in text.split():
+    for token in EXCEPTION.sub(" ", text).split():
         bare = token.strip("\"'`*“”‘’")
         if WORD.match(bare) and not CODE.search(bare) and bare.rstrip(",;:!?") not in names:
             run.append(bare)

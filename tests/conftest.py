@@ -80,11 +80,12 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
 
 
 # ---------------------------------------------------------------- the longest tests first
-# seconds each took in the full suite on two workers (--durations, 2026-12-05): started first, they
-# leave the short ones to fill the end of both workers' queues (--dist loadgroup hands out tests in
-# this order), so no worker ends alone on a long one
-LONGEST = {"test_browser.py::": 111, "test_notebook_runs[05": 112, "test_elastic.py::": 56, "test_notebook_runs[04": 42,
-           "test_notebook_runs[03": 40, "correct_torchrun_ddp": 35, "correct_spawn_ddp": 32, "test_audit_kit.py::": 31,
+# seconds each took in the full suite on two workers (--durations, 2026-12-05; the notebooks' pairs,
+# both editions in one test since #63, estimated from their halves): started first, they leave the
+# short ones to fill the end of both workers' queues (--dist loadgroup hands out tests in this
+# order), so no worker ends alone on a long one
+LONGEST = {"test_browser.py::": 223, "teaches_its_lesson[05": 224, "teaches_its_lesson[04": 90, "test_elastic.py::": 56,
+           "teaches_its_lesson[03": 80, "correct_torchrun_ddp": 35, "correct_spawn_ddp": 32, "test_audit_kit.py::": 31,
            "correct_one_process": 18, "test_audit_zoo.py::test_a_": 17}
 
 

@@ -1,7 +1,9 @@
 """Notebook 05 as a learner meets it, in the Chinese edition (``notebooks/zh/``, whose code is
 the English one's): a real JupyterLab server, a real (headless) Chromium, Run All (what it shows
-read for English left, as tests/test_notebooks.py reads the others), then a real click on the
-lab's Run button (labelled in Chinese), and TensorBoard on the run it produced.
+read for English left and for its lesson, as tests/test_notebooks.py reads the others), then a real
+click on the lab's Run button (labelled in Chinese), and TensorBoard on the run it produced. The
+English edition runs first in the same run folder (tests/test_notebooks.py's runner and checks), so
+the Chinese Run All is the second one in a used folder, as for the other notebooks.
 
 Fails if a widget does not render (e.g. ``jupyterlab_widgets`` missing: the lab then shows as
 text), if a cell errors, or if no figure appears. Skipped where Chromium is not installed,
@@ -19,7 +21,8 @@ from pathlib import Path
 import nbformat
 import pytest
 from chinese_outputs import FIGURE_RECORDER, english_left
-from test_notebooks import SMALL, ZH, assert_checks_fail_and_give_nothing_away
+from notebook_lessons import RECORDER, VALUES, check_lesson, same_lesson
+from test_notebooks import SMALL, ZH, assert_checks_fail_and_give_nothing_away, run_edition
 
 from course_lib._runtime.portability import free_port
 from course_lib.lab.i18n import tr
@@ -81,10 +84,11 @@ def lab_server(tmp_path):
     from papermill.parameterize import parameterize_notebook
 
     # section 6's audit with one fault: tests/test_notebooks.py checks that it names all three losses
-    params = {**SMALL[NAME], "RUN_DIR": str(work / "runs"), "AUDIT_FAULTS": ["sigterm@10"]}
+    params = {**SMALL[NAME], "RUN_DIR": str(tmp_path / "runs"), "AUDIT_FAULTS": ["sigterm@10"]}  # the English run's folder
     nb = parameterize_notebook(load_notebook_node(str(ZH / NAME)), params)
     at = next(i for i, c in enumerate(nb.cells) if "injected-parameters" in c.metadata.get("tags", [])) + 1
     nb.cells.insert(at, nbformat.v4.new_code_cell(FIGURE_RECORDER.format(path=str(work / "figures.jsonl"))))
+    nb.cells.append(nbformat.v4.new_code_cell(RECORDER.format(values=VALUES["05"], path=str(work / "lesson.json"))))
     (work / "zh").mkdir()
     nbformat.write(nb, work / PATH)
     port, token = free_port(), "course-lib-test"
@@ -126,7 +130,8 @@ def _save_shot(locator_or_page, name: str, tmp_path: Path) -> Path:
     return path
 
 
-def test_chinese_notebook_05_and_the_lab_in_jupyterlab(chromium, lab_server, tmp_path):
+def test_chinese_notebook_05_and_the_lab_in_jupyterlab(chromium, lab_server, tmp_path, monkeypatch):
+    english = run_edition(NAME, "en", tmp_path, monkeypatch)  # first, in the same run folder (tmp_path/runs)
     page, server = chromium, lab_server
     code_cells = sum(c.cell_type == "code" for c in nbformat.read(server["work"] / PATH, as_version=4).cells)
     page.goto(f"{server['url']}/lab/tree/{PATH}?token={server['token']}")
@@ -158,9 +163,11 @@ def test_chinese_notebook_05_and_the_lab_in_jupyterlab(chromium, lab_server, tmp
     _wait(lambda: saved.stat().st_mtime > before, 30, "the notebook to be saved")
     shown = nbformat.read(saved, as_version=4)
     assert sum(len(c.get("outputs", [])) for c in shown.cells) > 30, "the saved notebook holds no outputs"
-    english = english_left(shown, "05", server["work"] / "figures.jsonl")
-    assert not english, f"zh/{NAME} shows English a learner reads: {english}"
+    left = english_left(shown, "05", server["work"] / "figures.jsonl")
+    assert not left, f"zh/{NAME} shows English a learner reads: {left}"
     assert_checks_fail_and_give_nothing_away(shown)  # each unfilled answer's check: FAIL, in Chinese, no solution line
+    chinese = check_lesson(NAME, json.loads((server["work"] / "lesson.json").read_text(encoding="utf-8")), shown, "zh")
+    same_lesson(NAME, english, chinese)  # Run All a second time, in the folder the English one used
     # the chapter's acceptance test passes for the amnesiac resume too (compare is what tells them apart)
     acceptance = page.locator(".jp-OutputArea-output table", has_text=tr("loss after it", "zh"))  # drills.acceptance_table
     verdicts = [t.strip() for t in acceptance.locator("td").all_inner_texts()]
@@ -184,7 +191,7 @@ def test_chinese_notebook_05_and_the_lab_in_jupyterlab(chromium, lab_server, tmp
     lab.scroll_into_view_if_needed()
     assert _save_shot(lab, "lab.png", tmp_path).stat().st_size > 10_000
 
-    _tensorboard_view(page, server["work"] / "runs" / "pipeline", tmp_path)
+    _tensorboard_view(page, tmp_path / "runs" / "pipeline", tmp_path)
 
 
 def _tensorboard_view(page, run_dir: Path, tmp_path: Path) -> None:

@@ -1,7 +1,8 @@
 """Every notebook of both editions, executed top to bottom with small parameters (injected
-after the cell tagged ``parameters``, as papermill does), the Chinese ones read for English left
-in what they show (tests/chinese_outputs.py), and the test that keeps the Chinese edition's code
-identical to the English one."""
+after the cell tagged ``parameters``, as papermill does), the two editions one after the other in
+one run folder (Run All twice), what each shows checked for its lesson (tests/notebook_lessons.py),
+the Chinese ones read for English left in what they show (tests/chinese_outputs.py), and the test
+that keeps the Chinese edition's code identical to the English one."""
 import json
 import os
 import re
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 from chinese_outputs import FIGURE_RECORDER, english_left
 from helpers import solution_lines
+from notebook_lessons import RECORDER, VALUES, check_lesson, cut_tables, same_lesson
 
 from course_lib.lab.edition import SMALL, execute  # one source: the HTML edition runs the same notebooks, the same way
 
@@ -82,22 +84,40 @@ def test_chinese_edition_uses_the_chapters_terms():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("lang", ["en", "zh"])
 @pytest.mark.parametrize("name", sorted(SMALL))
-def test_notebook_runs(name, lang, tmp_path, monkeypatch):
-    """Top to bottom with small parameters, through the HTML edition's own runner: no error,
-    at least one figure, no warning a learner cannot act on."""
+def test_each_notebook_twice_in_one_folder_teaches_its_lesson(name, tmp_path, monkeypatch):
+    """Both editions, one after the other in one run folder: their code cells are the same, so the
+    second is Run All again in a used folder (a teacher's Restart & Run All before class), at no
+    extra cost. Each must run, show its lesson (tests/notebook_lessons.py) and the second the same
+    as the first. Notebook 05's pair runs in tests/test_browser.py where it runs the Chinese one."""
+    if name.startswith("05") and browser_runs_notebook_05():
+        pytest.skip("tests/test_browser.py runs both editions of notebook 05 in one folder (the Chinese one in JupyterLab)")
+    first = run_edition(name, "en", tmp_path, monkeypatch)
+    second = run_edition(name, "zh", tmp_path, monkeypatch)
+    same_lesson(name, first, second)
+
+
+def run_edition(name: str, lang: str, tmp_path: Path, monkeypatch, params: dict | None = None) -> dict:
+    """Run edition ``lang`` of notebook ``name`` top to bottom with small parameters through the HTML
+    edition's own runner, its runs in ``tmp_path/runs`` (shared by the editions), as the README starts
+    Jupyter: the venv's ``bin`` off ``PATH``; the Chinese edition as on a JupyterHub without a proxy.
+    Checks: no error, a figure, no warning a learner cannot act on, no cut table, no hint or solution
+    shown, each exercise's check failing on its blank answer, Chinese outputs in Chinese, and the
+    lesson. Returns what the lesson showed (:func:`notebook_lessons.check_lesson`)."""
     monkeypatch.delenv("COURSE_LIB_LANG", raising=False)
-    if lang == "zh" and name.startswith("05") and browser_runs_notebook_05():
-        pytest.skip("run top to bottom in JupyterLab by tests/test_browser.py")
-    source = NOTEBOOKS / name if lang == "en" else with_figure_recorder(ZH / name, tmp_path)
-    params = {**SMALL[name]}
+    venv_bin = str(Path(sys.executable).parent)
+    monkeypatch.setenv("PATH", os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep) if p != venv_bin))
+    if lang == "zh":
+        monkeypatch.setenv("JUPYTERHUB_SERVICE_PREFIX", "/user/course-lib-test/")
+    else:
+        monkeypatch.delenv("JUPYTERHUB_SERVICE_PREFIX", raising=False)
+    source, recorded = with_recorders(NOTEBOOKS / name if lang == "en" else ZH / name, tmp_path / lang, name[:2])
+    params = {**SMALL[name], **(params or {})}
     if "RUN_DIR" in source.read_text():
         params["RUN_DIR"] = str(tmp_path / "runs")
-    cwd = tmp_path / lang  # Jupyter starts a kernel in its notebook's folder: the widgets read their language there
-    nb = execute(source, params, cwd=cwd)
+    nb = execute(source, params, cwd=tmp_path / lang)  # Jupyter starts a kernel in its notebook's folder: the language
     if lang == "zh":
-        english = english_left(nb, name[:2], tmp_path / "figures.jsonl")
+        english = english_left(nb, name[:2], tmp_path / lang / "figures.jsonl")
         assert not english, f"zh/{name} shows English a learner reads: {english}"
     outputs = [(c.get("id"), o) for c in nb["cells"] for o in c.get("outputs", [])]
     assert not [o for _, o in outputs if o.get("output_type") == "error"]
@@ -109,29 +129,35 @@ def test_notebook_runs(name, lang, tmp_path, monkeypatch):
     noise = [(cid, "".join(o["text"])[:200]) for cid, o in outputs
              if o.get("name") == "stderr" and "Warning" in "".join(o["text"])]
     assert not noise, noise
+    assert not cut_tables(nb), f"{lang}/{name}: tables cut their text: {cut_tables(nb)}"
     if name.startswith("05"):  # the chapter's acceptance test passes for every resume mode run; compare differs
         shown = "".join(o["data"]["text/plain"] for cid, o in outputs if cid == "s3-accept" and "data" in o)
         passes, fails = ("通过", "未通过") if lang == "zh" else ("passes", "fails")
         assert passes in shown and fails not in shown, shown
         assert "Rotten Tomatoes" in json.dumps(nb)
-        report = json.loads((tmp_path / "runs" / "audit" / "report.json").read_text())  # section 6's audit
+        report = json.loads((Path(params["RUN_DIR"]) / "audit" / "report.json").read_text())  # section 6's audit
         found = [f["kind"] for f in report["findings"] if f["defect"] or f["lost_work"]]  # what section 6 says it loses
         assert found == ["not-atomic", "sigterm-no-save", "rng"] and report["exit_code"] == 1, found
         assert [f["kind"] for f in report["findings"] if f["lost_work"]] == ["sigterm-no-save"], "lost work, not a defect"
+    return check_lesson(name, json.loads(recorded.read_text(encoding="utf-8")), nb, lang)
 
 
-def with_figure_recorder(source: Path, tmp_path: Path) -> Path:
-    """A copy of the notebook at ``source`` whose first cell after the parameters records every
-    figure's words into ``tmp_path/figures.jsonl`` (:func:`chinese_outputs.english_left` reads it)."""
+def with_recorders(source: Path, folder: Path, number: str) -> tuple[Path, Path]:
+    """A copy of the notebook at ``source`` in ``folder/notebook/`` with two cells of the test's:
+    after the parameters, one recording every figure's words into ``folder/figures.jsonl``
+    (:func:`chinese_outputs.english_left` reads it); after the last cell, one writing what the lesson
+    rests on into the file returned (:data:`notebook_lessons.RECORDER`)."""
     import nbformat
 
     nb = nbformat.read(str(source), as_version=4)
     at = next(i for i, c in enumerate(nb.cells) if "parameters" in c.metadata.get("tags", [])) + 1
-    nb.cells.insert(at, nbformat.v4.new_code_cell(FIGURE_RECORDER.format(path=str(tmp_path / "figures.jsonl"))))
-    copy = tmp_path / "notebook" / source.name
+    nb.cells.insert(at, nbformat.v4.new_code_cell(FIGURE_RECORDER.format(path=str(folder / "figures.jsonl"))))
+    recorded = folder / "lesson.json"
+    nb.cells.append(nbformat.v4.new_code_cell(RECORDER.format(values=VALUES[number], path=str(recorded))))
+    copy = folder / "notebook" / source.name
     copy.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, str(copy))
-    return copy
+    return copy, recorded
 
 
 def assert_checks_fail_and_give_nothing_away(nb) -> None:
