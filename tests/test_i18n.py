@@ -96,3 +96,29 @@ def test_every_line_is_the_kits_own_words():
     code = "\n".join(written)
     missing = [en for en in LINES if any(len(words.split()) > 1 and words not in code for words in re.split(r"\{\w+\}", en))]
     assert not missing, f"no such line in the core (reworded?): {missing}"
+
+
+def test_a_chinese_notebook_copied_anywhere_still_speaks_chinese(tmp_path, monkeypatch):
+    """A teacher copies notebooks/zh/02_tokenization.ipynb into a course folder: the kernel's path
+    no longer holds "zh", and the widgets once spoke English there. The notebook itself says which
+    edition it is (``metadata.course_lib.lang``), and JupyterLab tells the kernel its path."""
+    import shutil
+
+    monkeypatch.delenv("COURSE_LIB_LANG", raising=False)
+    copy = tmp_path / "week2" / "tokens.ipynb"
+    copy.parent.mkdir()
+    shutil.copy(PACKAGE.parent / "notebooks" / "zh" / "02_tokenization.ipynb", copy)
+    monkeypatch.chdir(copy.parent)
+    monkeypatch.setenv("JPY_SESSION_NAME", str(copy))
+    assert i18n.resolve(None) == "zh" and i18n.tr("kill mode", None) == "中断方式"
+    shutil.copy(PACKAGE.parent / "notebooks" / "02_tokenization.ipynb", copy)  # the English one, same name
+    assert i18n.resolve(None) == "en"
+    monkeypatch.setenv("COURSE_LIB_LANG", "zh")  # the override still wins
+    assert i18n.resolve(None) == "zh"
+
+
+def test_every_chinese_notebook_says_it_is_chinese():
+    import json
+
+    for path in sorted((PACKAGE.parent / "notebooks" / "zh").glob("*.ipynb")):
+        assert json.loads(path.read_text(encoding="utf-8"))["metadata"]["course_lib"] == {"lang": "zh"}, path.name

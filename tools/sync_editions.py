@@ -58,7 +58,8 @@ def rebuild(en: dict, zh: dict, name: str) -> tuple[dict, list[str]]:
         if not same:
             copied.append(cell["id"])
         cells.append(dict(cell, source=mine["source"] if same else cell["source"], outputs=[], execution_count=None))
-    return {**en, "cells": cells}, copied
+    metadata = {**en["metadata"], "course_lib": {"lang": "zh"}}  # a copy anywhere still speaks Chinese (lab.i18n)
+    return {**en, "metadata": metadata, "cells": cells}, copied
 
 
 def main() -> int:
