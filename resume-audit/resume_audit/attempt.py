@@ -32,6 +32,11 @@ class Attempt:
     timed_out: bool
     log: Path
     processes: list[Process]
+    records: Path | None = None  # the probe's folder (its records, the shadows of a power cut's attempt)
+    run: Path | None = None      # the run's folder
+    disk: dict | None = None     # the run's folder as the next attempt finds it (disk.scan)
+    crash_disk: dict | None = None  # ... as the crash left it, before a power cut took anything back
+    power: list[str] | None = None  # what a power cut took back (None: none struck)
 
     def tail(self) -> str:
         """The last 12 lines of what the command printed (stdout and stderr together)."""
@@ -60,29 +65,33 @@ class Attempt:
         return f"exit code {self.exit_code}"
 
 
-def probe_env(out: Path, fault: dict | None, every: int, reference: Path | None, hint: int | None) -> dict:
+def probe_env(out: Path, fault: dict | None, every: int, reference: Path | None, hint: int | None,
+              run: Path | None = None) -> dict:
     """The environment of an audited command: the caller's, the probe first on ``PYTHONPATH``,
-    every path in the probe's instructions absolute."""
+    every path in the probe's instructions absolute (``run``: the folder whose file events it records)."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(PROBE_DIR), *filter(None, [env.get("PYTHONPATH")])])
     env[ENV] = json.dumps({"out": str(Path(out).resolve()), "fault": fault, "every": every,
-                           "reference": str(Path(reference).resolve()) if reference else None, "hint": hint})
+                           "reference": str(Path(reference).resolve()) if reference else None, "hint": hint,
+                           "run": str(Path(run).resolve()) if run else None})
     return env
 
 
 def run_attempt(argv: list[str], out: Path, log: Path, fault: dict | None = None, every: int = 1,
                 reference: Path | None = None, hint: int | None = None, timeout: float = 600.0,
-                grace: float = 30.0) -> Attempt:
+                grace: float = 30.0, run: Path | None = None) -> Attempt:
     """Run ``argv`` once (its ``{run}`` already substituted) under the supervisor and return how
     it ended. ``timeout`` bounds the whole attempt; after a ``sigterm`` fault the command has
-    ``grace`` seconds (a scheduler's warning time) to save and leave before it is killed."""
+    ``grace`` seconds (a scheduler's warning time) to save and leave before it is killed; a power
+    cut ends every process of it at once. ``run``: the run's folder, whose file events the probe
+    records (``None``: none)."""
     out, log = Path(out).resolve(), Path(log).resolve()
     out.mkdir(parents=True, exist_ok=True)
     log.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="audit-attempt-") as tmp:
         config, result = Path(tmp) / "config.json", Path(tmp) / "result.json"
         config.write_text(json.dumps({
-            "argv": argv, "env": probe_env(out, fault, every, reference, hint), "log": str(log), "timeout": timeout,
+            "argv": argv, "env": probe_env(out, fault, every, reference, hint, run), "log": str(log), "timeout": timeout,
             "grace": grace, "sigterm_fault": bool(fault and fault["mode"] == "sigterm"),
             "fault_file": str(out / "FAULT"), "result": str(result)}))
         supervisor = subprocess.Popen([sys.executable, str(SUPERVISOR), str(config)], stdin=subprocess.DEVNULL)
@@ -95,4 +104,5 @@ def run_attempt(argv: list[str], out: Path, log: Path, fault: dict | None = None
         if not result.exists():
             raise RuntimeError(f"the audit's supervisor ended without a result (exit code {supervisor.returncode})")
         ended = json.loads(result.read_text())
-    return Attempt(ended["exit_code"], ended["seconds"], ended["timed_out"], log, read_processes(out))
+    return Attempt(ended["exit_code"], ended["seconds"], ended["timed_out"], log, read_processes(out), out,
+                   Path(run).resolve() if run else None)

@@ -19,10 +19,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from resume_audit import crashpoints, disk
 from resume_audit.attempt import Attempt, run_attempt
 from resume_audit.diagnosis import reference_findings
+from resume_audit.findings import Finding
 from resume_audit.judge import Reference
-from resume_audit.plan import DRAWN, KINDS, Fault, given, parse_fault, plan
+from resume_audit.plan import DRAWN, KINDS, POWER_KINDS, Fault, given, parse_fault, plan
+from resume_audit.power import cut_power
 from resume_audit.progress import progress_bar
 from resume_audit.report import Report
 from resume_audit.verdict import judge_run, passed_over
@@ -37,9 +40,13 @@ class AuditError(ValueError):
 @dataclass
 class Settings:
     """How an audit strikes: the command line's options, their names and defaults
-    (``resume-audit --help``). ``faults``: how many, or the list of them by hand
-    (:class:`~resume_audit.plan.Fault` or ``"KIND@STEP[:RANK]"``, e.g. ``"sigkill@7:1"``)."""
+    (``resume-audit --help``). ``faults``: how many at steps, or the list of them by hand
+    (:class:`~resume_audit.plan.Fault` or ``"KIND@STEP[:RANK]"``, e.g. ``"sigkill@7:1"``, or at a
+    file event ``"KIND@eN[:WHO]"``, e.g. ``"torn@e12:rank0"``: then those only); ``events``: how
+    many crash points at file events beside them, drawn by the seed; ``every_event``: all of them."""
     faults: int | list[Fault | str] = 8
+    events: int = 4
+    every_event: bool = False
     per_run: int = 2
     seed: int = 0
     kinds: tuple[str, ...] = DRAWN
@@ -61,6 +68,8 @@ class Settings:
             raise AuditError(f"unknown fault kind(s) {unknown}; choose from {', '.join(KINDS)}")
         if isinstance(self.faults, int) and self.faults < 1 or self.per_run < 1 or self.every < 1:
             raise AuditError("--faults, --per-run and --every must be at least 1")
+        if self.events < 0:
+            raise AuditError("--events must be 0 or more")
         if self.references not in (1, 2):
             raise AuditError(f"--references is 1 or 2 (got {self.references}): 2 checks that the command is "
                              "deterministic, 1 trusts it to be")
@@ -91,6 +100,7 @@ class _Audit:
         first = self._reference("reference-1", self.s.timeout or 3600)
         bar.update()
         ref = Reference(first.processes)
+        ref.finals = disk.final_paths(first.processes, first.run)
         table = self.out / "reference.json"
         table.write_text(json.dumps(ref.table))
         timeout = self.s.timeout or max(60.0, 4 * first.seconds + 30)
@@ -98,38 +108,63 @@ class _Audit:
         bar.update()
         steps = ref.length(ref.ranks[0])
         info = {"steps": steps, "ranks": ref.ranks, "seconds": round((first.seconds + second.seconds) / 2, 2),
-                "saves": sum(ref.saves().values()), "determinism_checked": self.s.references == 2}
-        report = Report(self.command, self.resume, self.out, self.s.seed, info,
-                        reference_findings(first.processes, second.processes), strict=self.s.strict)
+                "saves": sum(ref.saves().values()), "file_events": len(crashpoints.every(first.processes)),
+                "determinism_checked": self.s.references == 2}
+        unseen = disk.unseen(first.disk, first.processes)
+        found = reference_findings(first.processes, second.processes)
+        if unseen:
+            found.append(Finding("unseen-write", {"files": ", ".join(unseen[:5]) + (" ..." if len(unseen) > 5 else "")}))
+        report = Report(self.command, self.resume, self.out, self.s.seed, info, found, strict=self.s.strict)
         if not report.nondeterminism:
-            s = self.s
-            runs = given(s.faults, s.per_run) if isinstance(s.faults, list) else \
-                plan(steps, ref.ranks, ref.saves(), s.faults, s.seed, tuple(s.kinds), s.per_run)
+            runs = self._plan(ref, first, steps)
             report.planned_runs = len(runs)
             bar.total += sum(len(r) + 1 for r in runs)
             bar.refresh()
-            missed: list[Fault] = []
-            j = 0
-            while j < len(runs):
-                if s.budget is not None and time.monotonic() - self.t0 > s.budget:
-                    break
-                faults, j = runs[j], j + 1
-                report.runs.append(judge_run(ref, faults, self._interrupted(j, faults, table, timeout, bar)))
-                missed += passed_over(report.runs[-1], faults)
-                if j == len(runs) and missed and not report.carried and all(r.exact for r in report.runs):
-                    runs += given(missed, s.per_run)  # once: the faults a run went past strike a fresh run
-                    report.carried = len(missed)
-                    bar.total += len(missed) + len(runs) - j
+            self._strike(report, ref, runs, table, timeout, bar)
         report.seconds = time.monotonic() - self.t0
         report.save()
         return report
 
+    def _plan(self, ref: Reference, first: Attempt, steps: int) -> list[list[Fault]]:
+        """The runs to strike: the step faults in runs of ``per_run``, then one run per crash point."""
+        s = self.s
+        if isinstance(s.faults, list):
+            runs = given(s.faults, s.per_run)
+            return [[crashpoints.resolve(r[0], first.processes) or r[0]] if r[0].event else r for r in runs]
+        runs = plan(steps, ref.ranks, ref.saves(), s.faults, s.seed, tuple(s.kinds), s.per_run)
+        events = crashpoints.every(first.processes) if s.every_event else \
+            crashpoints.sampled(first.processes, s.events, s.seed)
+        return runs + [[f] for f in events]
+
+    def _strike(self, report: Report, ref: Reference, runs: list[list[Fault]], table: Path, timeout: float,
+                bar) -> None:
+        """Each run struck by its faults and judged; faults an exact run went past are dealt again, once."""
+        missed: list[Fault] = []
+        j = 0
+        while j < len(runs):
+            if self.s.budget is not None and time.monotonic() - self.t0 > self.s.budget:
+                break
+            faults, j = runs[j], j + 1
+            report.runs.append(judge_run(ref, faults, self._interrupted(j, faults, table, timeout, bar)))
+            missed += passed_over(report.runs[-1], faults)
+            if j == len(runs) and missed and not report.carried and all(r.exact for r in report.runs):
+                runs += given(missed, self.s.per_run)  # once: the faults a run went past strike a fresh run
+                report.carried = len(missed)
+                bar.total += len(missed) + len(runs) - j
+
     def _attempt(self, argv: list[str], run: str, i: int, **kw) -> Attempt:
-        run_dir = self.out / "runs" / run
+        run_dir = (self.out / "runs" / run).resolve()
         run_dir.mkdir(parents=True, exist_ok=True)
-        argv = [a.replace("{run}", str(run_dir.resolve())) for a in argv]  # absolute: a command may cd
-        return run_attempt(argv, self.out / "records" / run / f"attempt-{i}",
-                           self.out / "logs" / f"{run}-{i}.log", every=self.s.every, **kw)
+        argv = [a.replace("{run}", str(run_dir)) for a in argv]  # absolute: a command may cd
+        attempt = run_attempt(argv, self.out / "records" / run / f"attempt-{i}",
+                              self.out / "logs" / f"{run}-{i}.log", every=self.s.every, run=run_dir, **kw)
+        attempt.disk = disk.scan(run_dir)
+        fault = kw.get("fault")
+        if fault and fault["mode"] in POWER_KINDS and any(p.fault for p in attempt.processes):
+            attempt.crash_disk = attempt.disk  # the machine came back up: what the page cache held may be gone
+            attempt.power = cut_power(fault["mode"], attempt.processes, run_dir)
+            attempt.disk = disk.scan(run_dir)
+        return attempt
 
     def _reference(self, name: str, timeout: float) -> Attempt:
         """One uninterrupted run, which must end well and take optimizer steps."""

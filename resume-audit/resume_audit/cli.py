@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import shlex
 import sys
 import tempfile
 from pathlib import Path
 
 from resume_audit.auditor import AuditError, Settings, audit
+from resume_audit.ci import junit, markdown
 from resume_audit.plan import KINDS
-from resume_audit.report import BAD_INPUT
+from resume_audit.report import BAD_INPUT, EXIT_CODES
 
 EPILOG = """examples:
   resume-audit -- python train.py --out {run}
@@ -23,7 +25,8 @@ EPILOG = """examples:
   resume-audit --resume-command "python train.py --out {run} --resume" -- python train.py --out {run}
   resume-audit --each submissions/ --faults 4 -- python {script} --out {run}
 
-exit codes: 0 exact, 1 not exact, 2 the command cannot be audited"""
+exit codes:
+""" + "\n".join(f"  {code}  {meaning}" for code, meaning in EXIT_CODES.items())
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -35,10 +38,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "(default: the same command)")
     p.add_argument("--out", help="the audit's folder: its runs, the probe's records, report.json (default: a new "
                                  "folder in the system's temporary directory, named at the end)")
-    p.add_argument("--faults", type=int, default=Settings.faults, help="real faults to deliver")
-    p.add_argument("--fault", action="append", metavar="KIND@STEP[:RANK]",
-                   help="deliver this fault instead of seeded ones (repeatable), e.g. sigkill@14:1 to see again one "
-                        "a report showed")
+    p.add_argument("--faults", type=int, default=Settings.faults, help="real faults to deliver at steps")
+    p.add_argument("--events", type=int, default=Settings.events, metavar="N",
+                   help="crash points at the file events of saves, beside them: a torn write, a kill before an event, "
+                        "a power cut (data not fsynced lost; names not fsynced undone); 0: none")
+    p.add_argument("--every-event", action="store_true",
+                   help="strike every crash point of the run (each file event, in each way it allows), not a sample")
+    p.add_argument("--fault", action="append", metavar="KIND@STEP[:RANK]|KIND@eN[:WHO]",
+                   help="deliver this fault instead of seeded ones (repeatable), e.g. sigkill@14:1 or torn@e12:rank0 "
+                        "to see again one a report showed")
     p.add_argument("--per-run", type=int, default=Settings.per_run,
                    help="faults that strike one run in turn (it resumes after each)")
     p.add_argument("--seed", type=int, default=Settings.seed, help="chooses the faults' kinds, steps and ranks")
@@ -59,6 +67,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "trusts an earlier audit that found it so (one start fewer)")
     p.add_argument("--each", metavar="FOLDER|PATTERN",
                    help="a teacher's audit: every script of a folder (or a glob), {script} in the command")
+    p.add_argument("--junit", metavar="FILE", help="also write the result as JUnit XML (one test case per fault)")
+    p.add_argument("--summary", metavar="FILE",
+                   help="also write a Markdown summary (default: $GITHUB_STEP_SUMMARY when it is set)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -80,6 +91,12 @@ def run(args: argparse.Namespace) -> int:
     report = audit(command, resume, out=args.out, **options)
     print(report.text())
     print(f"report: {report.out / 'report.json'}")
+    summary = args.summary or os.environ.get("GITHUB_STEP_SUMMARY")
+    if args.junit:
+        Path(args.junit).write_text(junit(report), encoding="utf-8")
+    if summary:
+        with open(summary, "a", encoding="utf-8") as f:
+            f.write(markdown(report))
     return report.exit_code
 
 

@@ -8,33 +8,31 @@ work, not a different run.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
+from resume_audit.disk import Checkpoint, same
 from resume_audit.findings import Finding
 from resume_audit.judge import ORDER, Difference, Reference, Segment, compare_references
-from resume_audit.plan import CUT_KINDS, Fault
-from resume_audit.records import load_errors
+from resume_audit.plan import POWER_KINDS, Fault
 
 
-def newest_checkpoint(ref: Reference, fault: Fault) -> int | None:
-    """The step of the newest checkpoint that was complete when ``fault`` struck, as the
-    uninterrupted run saved them (``None``: the script saves in a way the audit does not see)."""
-    saves = sorted({step for (_, step) in ref.saves() if step > 0})
-    if not saves:
-        return None
-    last_done = fault.at - 0.5 if fault.kind in CUT_KINDS else fault.at - 1
-    complete = [s for s in saves if s <= last_done]
-    return complete[-1] if complete else 0
+@dataclass
+class AfterFault:
+    """What the disk held when a fault struck, and what the resume found there."""
+    found: list[Checkpoint]          # the checkpoints the run wrote up to the fault, by the step they hold
+    complete: int                    # the newest complete when it struck (0: none)
+    intact: int                      # the newest still intact after the crash (before a power cut's loss)
+    power: list[str] | None = None   # what a power cut took back (files, or names undone); None: no power cut
+    live: dict[str, dict] = field(default_factory=dict)  # final path -> a background save of live tensors that wrote it
 
 
-def restart_findings(ref: Reference, fault: Fault, resumed: int, nxt: list[Segment], total: int | None) -> list[Finding]:
+def restart_findings(ref: Reference, fault: Fault, resumed: int, nxt: list[Segment], total: int | None,
+                     after: AfterFault) -> list[Finding]:
     """Name what went wrong at one restart that went on from step ``resumed`` of the
-    uninterrupted run (nothing when it went on exactly and from the newest checkpoint).
-    ``total``: the steps the whole run took."""
+    uninterrupted run (nothing when it went on exactly and from the newest intact checkpoint).
+    ``total``: the steps the whole run took; ``after``: the disk at the fault."""
     name = fault.for_report()
-    newest = newest_checkpoint(ref, fault)
-    out = _after_cut(name, resumed, nxt, newest) if fault.kind in CUT_KINDS else []
-    if not out and newest is not None and resumed < newest and fault.kind != "sigterm":
-        kind = "started-over" if resumed == 0 else "older"
-        out.append(Finding(kind, {"fault": name, "resumed": resumed, "newest": newest, "lost": newest - resumed}))
+    out = _where_from(name, fault, resumed, after)
     parted = [s for s in nxt if s.parted]
     if not parted:
         return out
@@ -42,31 +40,77 @@ def restart_findings(ref: Reference, fault: Fault, resumed: int, nxt: list[Segme
     at = sorted((s for s in parted if s.parted.step == step), key=lambda s: s.rank)  # every rank that parted there
     comps = [c for c in ORDER + ("steps",) if any(c in s.parted.components for s in at)]
     first = next(s for s in at if s.parted.components[0] == comps[0])  # the rank where the first cause shows
+    snapshot = _live_save_read(first, after)
+    if snapshot is not None:
+        return out + [Finding("snapshot", {"fault": name, "thread": snapshot.get("thread", "?"), "step": step})]
     found = _first_cause(ref, name, first, first.parted, comps, nxt, total)
     return out + ([found] if found else [])
 
 
+def _where_from(name: dict, fault: Fault, resumed: int, after: AfterFault) -> list[Finding]:
+    """Did the resume go on from the newest checkpoint the crash left intact? A power cut that
+    took it back is not durable; a crash that tore the only copy of a complete one is not atomic."""
+    lost = after.intact - resumed
+    if fault.kind in POWER_KINDS and lost > 0:
+        return [unsynced(fault, name, after, {"resumed": resumed, "lost": lost})]
+    if lost > 0:
+        kind = "started-over" if resumed == 0 else "older"
+        return [Finding(kind, {"fault": name, "resumed": resumed, "newest": after.intact, "lost": lost})]
+    if after.complete > after.intact >= resumed and fault.kind != "sigterm":
+        return [Finding("not-atomic-lost", {"fault": name, "resumed": resumed, "newest": after.complete,
+                                            "lost": after.complete - resumed})]
+    return []
+
+
+def unsynced(fault: Fault, name: dict, after: AfterFault, values: dict) -> Finding:
+    """What a power cut took back, named by the fsync that would have kept it."""
+    said = ", ".join(after.power or []) or "its files"
+    if fault.kind == "power-data":
+        kind, key = "unsynced-file", "files"
+    else:
+        kind, key = "unsynced-dir", "names"
+    if "error" in values:
+        kind += "-read"
+    return Finding(kind, {"fault": name, "newest": after.intact, key: said, **values})
+
+
+def _live_save_read(seg: Segment, after: AfterFault) -> dict | None:
+    """The background save of live tensors whose file this resumed process read, if it read one."""
+    reads = [e.get("file") for e in seg.process.events[:_first_step_index(seg.process)]
+             if e["type"] in ("read", "load") and e.get("file")]
+    for save in after.live.values():
+        if any(same(save.get("file"), r) for r in reads):
+            return save
+    return None
+
+
+def _first_step_index(process) -> int:
+    return next((i for i, e in enumerate(process.events) if e["type"] == "step"), len(process.events))
+
+
 def _first_cause(ref: Reference, name: dict, seg: Segment, diff: Difference, comps: list[str], nxt: list[Segment],
                  total: int | None) -> Finding | None:
-    """The finding for the first component that parted (``comps``, in :data:`ORDER`)."""
+    """The finding for the first component that parted (``comps``, in :data:`ORDER`), each RNG by
+    itself before the batches it may have drawn: a batch that differs because an RNG was not
+    restored is that RNG's finding, not the data order's."""
     values = {"fault": name, "step": diff.step}
-    if "state_before" in comps:
-        return Finding("optimizer", {"fault": name, "resumed": seg.resumed_from})
-    if "lr" in comps:
-        return _scheduler(ref, seg, diff, values)
-    if "hyper" in comps:
-        return Finding("hyper", values)
-    if "scale" in comps:
-        return Finding("scaler", {**values, "ours": f"{diff.ours['scale'][0]:g}", "theirs": f"{diff.theirs['scale'][0]:g}"})
+    first_step = diff.step == seg.resumed_from + 1
+    restored = _restored(ref, name, seg, diff, comps, values)
+    if restored is not None:
+        return restored
     pending = _pending(ref, seg)
-    if pending and diff.step == seg.resumed_from + 1 and {"backwards", "batches", "grads"} & set(comps):
+    if pending and first_step and {"backwards", "batches", "grads"} & set(comps):
         return Finding("accumulation", {**values, "resumed": seg.resumed_from, "pending": pending})
     rngs = [c for c in comps if c.startswith("rng.")]
+    if rngs and first_step:
+        return _rng(ref, name, nxt, rngs, "batches" in comps)
     if "batches" in comps:
         return _data(ref, name, seg, diff, total)
     if rngs:
-        return _rng(name, nxt, rngs)
-    if diff.step == seg.resumed_from + 1 and seg.process.steps[0].get("batches") is None and "grads" in comps:
+        return _rng(ref, name, nxt, rngs, False)
+    if "buffers" in comps:
+        return Finding("buffers", values)
+    if first_step and seg.process.steps[0].get("batches") is None and "grads" in comps:
         return Finding("data-unseen", values)
     if "steps" in comps:
         return None  # more steps than the uninterrupted run: the end says how many
@@ -74,6 +118,24 @@ def _first_cause(ref: Reference, name: dict, seg: Segment, diff: Difference, com
         return Finding("ema", values)
     what = ", ".join(c for c in comps if c in ("backwards", "grads", "params", "state"))
     return Finding("unseen", {**values, "what": what or "the results"})
+
+
+def _restored(ref: Reference, name: dict, seg: Segment, diff: Difference, comps: list[str],
+              values: dict) -> Finding | None:
+    """What the resume restored wrongly with the parameters: the optimizer (or a state of
+    another step: no snapshot), the schedule, the optimizer's settings, the GradScaler."""
+    if "state_before" in comps:
+        other = ref.state_step(seg.rank, diff.ours.get("state_before"))
+        if other is not None and other not in (0, seg.resumed_from):  # 0: a fresh optimizer's, not another step's
+            return Finding("snapshot-mix", {"fault": name, "params": seg.resumed_from, "state": other})
+        return Finding("optimizer", {"fault": name, "resumed": seg.resumed_from})
+    if "lr" in comps:
+        return _scheduler(ref, seg, diff, values)
+    if "hyper" in comps:
+        return Finding("hyper", values)
+    if "scale" in comps:
+        return Finding("scaler", {**values, "ours": f"{diff.ours['scale'][0]:g}", "theirs": f"{diff.theirs['scale'][0]:g}"})
+    return None
 
 
 def _scheduler(ref: Reference, seg: Segment, diff: Difference, values: dict) -> Finding:
@@ -95,22 +157,9 @@ def _pending(ref: Reference, seg: Segment) -> int:
                 if e["local_step"] == seg.resumed_from), default=0)
 
 
-def _after_cut(name: dict, resumed: int, nxt: list[Segment], newest: int | None) -> list[Finding]:
-    """A crash during a save: did the resume lose the checkpoint before it?"""
-    errors = load_errors([s.process for s in nxt])
-    if errors:
-        return [Finding("not-atomic-read", {"fault": name, "target": errors[0]["target"],
-                                            "error": errors[0]["error"][:120]})]
-    if newest is not None and resumed < newest:
-        return [Finding("not-atomic-lost", {"fault": name, "resumed": resumed, "newest": newest,
-                                            "lost": newest - resumed})]
-    return []
-
-
 def _data(ref: Reference, name: dict, seg: Segment, diff: Difference, total: int | None) -> Finding:
     """The batch after a resume is not the uninterrupted run's: from another place in the epoch
-    (repeated or skipped), or from another epoch's shuffle at the right place. ``total``: the
-    steps the whole run took (an epoch trained twice makes it one epoch longer)."""
+    (repeated or skipped), a whole epoch repeated, or another order at the right place."""
     step = diff.step
     ours = seg.process.steps[step - seg.resumed_from - 1]
     other = ref.data_step(seg.rank, ours.get("batches"), step)
@@ -120,15 +169,26 @@ def _data(ref: Reference, name: dict, seg: Segment, diff: Difference, total: int
     values.update(other=other, n=abs(step - other))
     here, there = _pos(ours), _pos(ref.steps[seg.rank][step])
     if here == there:  # the right place in the epoch, another epoch's batch
-        # the epoch before, trained again, makes the run one epoch longer; a shuffle one epoch behind does not
-        # (unknown when the run parted before its end: then an epoch boundary counts as the epoch trained again)
-        longer = total > ref.length(seg.rank) if total is not None else here == 1
-        if longer and step - other == _pass_length(ref, seg.rank, other - here + 1):
-            return Finding("epoch", values)
+        if step - other == _pass_length(ref, seg.rank, other - here + 1) and _shifted(ref, seg, step, other):
+            return Finding("epoch", values)  # every batch since, one pass back: the finished epoch trained again
         return _order(ref, seg, step, values)
     if here is not None and there is not None and here > there:
         return Finding("skip", values)
     return Finding("position", values)
+
+
+def _shifted(ref: Reference, seg: Segment, step: int, other: int) -> bool:
+    """Does every batch the segment trained from ``step`` on (up to the rest of that pass, at least
+    two) equal the reference's ``step - other`` steps back: a whole epoch repeated, not a
+    reshuffle that happened to draw one batch of it?"""
+    j, k = step - seg.resumed_from - 1, 0
+    ours = seg.process.steps
+    while j + k < len(ours) and (ours[j + k].get("positions") or [None])[-1] != 1 or k == 0:
+        theirs = ref.steps[seg.rank].get(other + k)
+        if j + k >= len(ours) or theirs is None or ours[j + k].get("batches") != theirs.get("batches"):
+            return False
+        k += 1
+    return k >= 2
 
 
 def _pos(step: dict) -> int | None:
@@ -144,16 +204,22 @@ def _pass_length(ref: Reference, rank: int, step: int) -> int | None:
 
 
 def _order(ref: Reference, seg: Segment, step: int, values: dict) -> Finding:
-    """Another epoch's shuffle: with a DistributedSampler, the epochs it was set to, when they differ."""
+    """Another order at the right place: the DistributedSampler set to another epoch, the
+    DataLoader's own generator in another state as the pass began, or neither seen."""
     ours = [e["epoch"] for e in seg.process.of_type("sampler")]
     theirs = [e["epoch"] for p in ref.processes if p.rank == seg.rank for e in p.of_type("sampler")
               if e["local_step"] < step]
     if ours and theirs and ours[0] != theirs[-1]:
         return Finding("order-sampler", {"fault": values["fault"], "step": step, "ours": ours[0], "theirs": theirs[-1]})
+    local = step - seg.resumed_from
+    mine = [e for e in seg.process.of_type("loader") if e["local_step"] < local]
+    refs = [e for e in ref.loaders.get(seg.rank, []) if e["local_step"] < step]
+    if mine and refs and mine[-1].get("generator_state") != refs[-1].get("generator_state"):
+        return Finding("order-generator", {"fault": values["fault"], "step": step})
     return Finding("order", {"fault": values["fault"], "step": step})
 
 
-def _rng(name: dict, nxt: list[Segment], rngs: list[str]) -> Finding:
+def _rng(ref: Reference, name: dict, nxt: list[Segment], rngs: list[str], batch_differs: bool) -> Finding:
     bad = sorted(s.rank for s in nxt if s.at_start and any(c in s.at_start.components for c in rngs))
     good = sorted(s.rank for s in nxt if s.rank not in bad)
     if bad and good:
@@ -164,6 +230,9 @@ def _rng(name: dict, nxt: list[Segment], rngs: list[str]) -> Finding:
     reseeded = any(e["type"] == "seed" and e["which"] in which for e in events[loaded + 1:]) and loaded >= 0
     restored = any(e["type"] == "restore" and e["which"] in which for e in events)
     kind = "rng-reseeded" if reseeded and not restored else "rng-drawn" if restored else "rng"
+    shuffled = [e for s in nxt for e in s.process.of_type("loader")]
+    if kind == "rng" and rngs == ["rng.torch"] and batch_differs and shuffled and not shuffled[-1].get("generator"):
+        kind = "rng-shuffle"
     return Finding(kind, {"fault": name, "rngs": rngs, "ranks": _ranks(bad or good)})
 
 

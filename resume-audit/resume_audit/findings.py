@@ -1,10 +1,12 @@
 """The audit's findings: what went wrong, in one line each, and the fix in the chapter's terms.
 
 Every finding has a ``kind`` (the state or habit at fault), a line made from a template and the
-run's numbers, and the fix; :data:`KINDS` is the order a person fixes things in. Three classes,
+run's numbers, and the fix; :data:`KINDS` is the order a person fixes things in. Five classes,
 kept apart: a *defect* makes the resumed run another run; *lost work* (:data:`LOST`) leaves it
-the same run, steps trained again (docs/audit.md, "Two verdicts"); a *note* (:data:`NOTES`) says
-something about the audit itself. The templates are English;
+the same run, steps trained again; *not durable* (:data:`DURABILITY`): a checkpoint that survives
+every process kill is lost to a power cut; *unseen* (:data:`UNSEEN`): something the audit could
+not see or deliver, so the verdict cannot claim it (inconclusive); a *note* (:data:`NOTES`) says
+something about the run that is not wrong (docs/audit.md, "The verdicts"). The templates are English;
 a view in another language keys its own templates by ``kind`` (a finding keeps its facts as data).
 """
 from __future__ import annotations
@@ -21,6 +23,12 @@ ATOMIC = ("write the checkpoint to a temporary file, fsync it, then os.replace i
 ORDER = ("restore the shuffle: a DataLoader generator's state (generator.get_state()), or sampler.set_epoch(epoch) "
          "with the resumed epoch")
 SIGTERM = "on SIGTERM set a flag; at the end of the step save a checkpoint and exit"
+SNAPSHOT = ("hand a background save a snapshot (every tensor of the model's and the optimizer's state_dict() "
+            "cloned, e.g. copy.deepcopy), or save on the training thread")
+FSYNC_FILE = ("fsync every file of a checkpoint (f.flush(); os.fsync(f.fileno())) before it is renamed into place, "
+              "then fsync its folder")
+FSYNC_DIR = ("fsync the folder after the rename that puts a checkpoint in place (fd = os.open(folder, os.O_RDONLY); "
+             "os.fsync(fd); os.close(fd))")
 DETERMINISTIC = "torch.use_deterministic_algorithms(True), a fixed number of threads, seeded data workers"
 
 # kind -> (line template, fix); in the order a person fixes them
@@ -69,8 +77,9 @@ KINDS = {
                      "{newest} was complete: no checkpoint was loaded ({lost} steps lost)",
                      "load the newest checkpoint when the run starts"),
     "older": ("after {fault}, the resumed run went on from step {resumed}, although the checkpoint of step {newest} was "
-              "complete: the resume did not take the newest checkpoint ({lost} steps lost)", "resume from the newest "
-              "complete checkpoint (by step number, not by file name: 'model_epoch_10' sorts before 'model_epoch_2')"),
+              "on disk, intact: the resume did not take the newest checkpoint ({lost} steps lost)", "resume from the "
+              "newest complete checkpoint, whichever file holds it (by step number, not by file name: 'step-9' sorts "
+              "after 'step-18'; a save made on SIGTERM included)"),
     "unaligned": ("after {fault}, the parameters the resumed run started from are no state of the "
                   "uninterrupted run", "load the model's state_dict from this run's checkpoint"),
     "sigterm-no-save": ("{fault} (a scheduler's preemption): the script stopped without saving; the resume went "
@@ -78,6 +87,11 @@ KINDS = {
     "sigterm-ignored": ("{fault}: the script was still running {grace:.0f} s later and was killed; the resume went on "
                         "from step {resumed} ({lost} steps lost)", SIGTERM),
     # (c) at the resume point
+    "snapshot": ("after {fault}, the checkpoint the resume read was written by a background save ({thread}) from the "
+                 "live model and optimizer while training went on: it holds the state of later steps beside the step "
+                 "it was asked for, so the resumed run parted at step {step}", SNAPSHOT),
+    "snapshot-mix": ("after {fault}, the resumed run started from the parameters of step {params} beside the optimizer "
+                     "state of step {state}: the checkpoint is no snapshot of one step", SNAPSHOT),
     "optimizer": ("after {fault}, the optimizer state at the resume (step {resumed}) differs from the uninterrupted "
                   "run's", "save optimizer.state_dict() with the model and load it back (the chapter's second item)"),
     "scheduler": ("after {fault}, step {step} used learning rate {ours} where the uninterrupted run used {theirs}",
@@ -100,6 +114,11 @@ KINDS = {
                   "was restored, then drew again before the step (a DataLoader iterator draws one number from "
                   "torch's RNG when it is created)", "restore the RNG last, right before the next step, or give the "
                   "DataLoader a generator of its own"),
+    "rng-shuffle": ("after {fault}, the state of torch's CPU RNG differs at the first step after the resume (rank "
+                    "{ranks}), and so does the batch: the RNG was never restored, and the DataLoader, which has no "
+                    "generator of its own, draws its shuffle from it", "save torch.get_rng_state() with the checkpoint "
+                    "and restore it before the epoch's DataLoader iterator is created (or give the DataLoader a "
+                    "generator of its own and save its state)"),
     "rng-rank": ("after {fault}, the state of {rngs} differs on rank {bad} and matches on rank {good}: not every "
                  "rank's RNG was saved and restored", "save and restore every rank's RNG state, each rank its own"),
     "accumulation": ("after {fault}, the resumed run went on from the checkpoint of step {resumed}, saved after {pending} "
@@ -114,19 +133,26 @@ KINDS = {
               "from the next one (epoch + 1)"),
     "skip": ("after {fault}, the resumed run skipped the batches of {n} step(s): step {step} trained the batch of step "
              "{other}", POSITION),
-    "order": ("after {fault}, step {step} trained another batch than the uninterrupted run's: the data order was not "
-              "restored", ORDER),
+    "order-generator": ("after {fault}, step {step} trained another batch than the uninterrupted run's: the "
+                        "DataLoader's generator was in another state as the pass began (it was not restored)",
+                        "save the DataLoader generator's state (generator.get_state()) with the checkpoint and restore "
+                        "it (set_state) before the pass resumes, or seed it from the epoch"),
+    "order": ("after {fault}, step {step} trained another batch than the uninterrupted run's, while every RNG the audit "
+              "sees matched: the data order was not restored", ORDER),
     "order-sampler": ("after {fault}, step {step} trained another batch than the uninterrupted run's (its "
                       "DistributedSampler was at epoch {ours}, the uninterrupted run's at epoch {theirs}): the data "
                       "order was not restored", ORDER),
+    "buffers": ("after {fault}, the model's buffers (BatchNorm's running statistics, any registered buffer) at step "
+                "{step} differ from the uninterrupted run's while its parameters, optimizer state and batches match: "
+                "they were not restored", "save model.state_dict() (it holds the buffers), not only the parameters, "
+                "and load it with strict=True"),
     # (d) where it parted later
     "data-unseen": ("after {fault}, the gradients of step {step} differ while parameters, optimizer state, learning "
                     "rate and RNGs match: the data order or the position in the epoch (the audit saw no DataLoader)",
                     POSITION + "; restore the data order"),
-    "unseen": ("after {fault}, {what} of step {step} differ while parameters, optimizer state, learning rate, RNGs "
-               "and batches match: state the audit cannot see (a buffer such as BatchNorm's running statistics, a "
-               "generator of the script's own) or a nondeterministic kernel", "save every piece of state a step "
-               "reads (model.state_dict() holds the buffers; a generator's get_state())"),
+    "unseen": ("after {fault}, {what} of step {step} differ while parameters, buffers, optimizer state, learning rate, "
+               "RNGs and batches match: state the audit cannot see (a generator of the script's own, a counter) or a "
+               "nondeterministic kernel", "save every piece of state a step reads (a generator's get_state())"),
     "ema": ("after {fault}, the averaged model (EMA/SWA) at step {step} differs from the uninterrupted run's while the "
             "trained parameters match: it was not saved and restored", "save the averaged model's state_dict() "
             "(n_averaged included) with the checkpoint and load it back"),
@@ -139,19 +165,38 @@ KINDS = {
                  "its interpreter shut down (exit code {code}: {error}): not a resume defect, but the job reads as "
                  "failed", "leave each process through os._exit(0) once destroy_process_group() has returned: a "
                  "thread of the process group still running at shutdown aborts the process (pytorch/pytorch#179291)"),
-    # notes: nothing wrong with the script
+    # (f) durability: what survives every process kill but not a power cut
+    "unsynced-file": ("after {fault}, the checkpoint of step {newest} was lost: {files} had not been fsynced, and a "
+                      "power cut takes back what was not (the resume went on from step {resumed}, {lost} steps lost)",
+                      FSYNC_FILE),
+    "unsynced-file-read": ("after {fault}, the resumed run did not start ({error}): {files} had not been fsynced, and "
+                           "a power cut left them empty or short", FSYNC_FILE),
+    "unsynced-dir": ("after {fault}, the checkpoint of step {newest} was lost: the folder was not fsynced after {names}, "
+                     "and a power cut undoes that (the resume went on from step {resumed}, {lost} steps lost)",
+                     FSYNC_DIR),
+    "unsynced-dir-read": ("after {fault}, the resumed run did not start ({error}): the folder was not fsynced after "
+                          "{names}, and a power cut undid that", FSYNC_DIR),
+    # (g) what the audit could not see or do: the verdict cannot claim it
+    "unseen-write": ("the audit did not see how {files} were written (neither Python code nor torch.save, safetensors, "
+                     "pickle or NumPy: another program, or a library's native code), so it could not cut those saves "
+                     "nor tell what a power cut takes back", "write checkpoints from Python, or audit the writer "
+                     "itself; until then this verdict does not cover those files"),
     "undelivered-no-step": ("{fault} was not delivered: the attempt took no step (exit code {code})", ""),
-    "undelivered-no-save": ("{fault} was not delivered: rank {rank} made no torch.save after step {at} in that "
-                            "attempt", ""),
+    "undelivered-no-save": ("{fault} was not delivered: rank {rank} made no save after step {at} in that attempt", ""),
     "undelivered-no-commit": ("{fault} was not delivered: rank {rank} renamed or copied no file after its save of "
                               "step {at}", ""),
     "undelivered-ended": ("{fault} was not delivered: the attempt ended at step {reached} (exit code {code})", ""),
+    "undelivered-no-event": ("{fault} was not delivered: the run never interrupted made no such file event, or this "
+                             "run did not reach it", ""),
+    # notes: nothing wrong with the script
     "rng-unused": ("the state of {rngs} differed after a resume, but nothing drew from it: the run stayed exact", ""),
 }
-NOTES = ("undelivered-no-step", "undelivered-no-save", "undelivered-no-commit", "undelivered-ended", "rng-unused",
-         "teardown")
+UNSEEN = ("unseen-write", "undelivered-no-step", "undelivered-no-save", "undelivered-no-commit", "undelivered-ended",
+          "undelivered-no-event")
+NOTES = ("rng-unused", "teardown")
 HABITS = ("set-epoch", "sampler-seed")  # seen in the uninterrupted run itself, whatever the faults
 LOST = ("sigterm-no-save", "sigterm-ignored", "started-over", "older", "not-atomic-lost")  # the same run, steps lost
+DURABILITY = ("unsynced-file", "unsynced-file-read", "unsynced-dir", "unsynced-dir-read")  # lost to a power cut only
 
 
 @dataclass
@@ -183,8 +228,14 @@ class Finding:
 
     @property
     def defect(self) -> bool:
-        """Does it make the resumed run another run (not a note, not lost work)?"""
-        return self.kind not in NOTES and self.kind not in LOST
+        """Does it make the resumed run another run (not a note, lost work, a power cut's loss, or unseen)?"""
+        return self.kind not in NOTES + LOST + DURABILITY + UNSEEN
+
+    @property
+    def kind_class(self) -> str:
+        """``defect``, ``lost work``, ``not durable``, ``unseen`` or ``note``."""
+        return ("lost work" if self.kind in LOST else "not durable" if self.kind in DURABILITY else
+                "unseen" if self.kind in UNSEEN else "note" if self.kind in NOTES else "defect")
 
     @property
     def lost(self) -> int:
@@ -194,18 +245,23 @@ class Finding:
         return self.total_lost if self.total_lost is not None else int(self.values.get("lost", 0))
 
     def to_dict(self) -> dict:
-        return {"kind": self.kind, "line": self.line, "fix": self.fix, "defect": self.defect,
+        return {"kind": self.kind, "class": self.kind_class, "line": self.line, "fix": self.fix, "defect": self.defect,
                 "lost_work": self.kind in LOST, "steps_lost": self.lost, "count": self.count, "values": self.values}
 
 
 def describe_fault(fault: dict) -> str:
-    """A fault (``kind``, ``at``, ``rank``), said as the report says it."""
+    """A fault (``kind``, ``at``, ``rank``; a file event's ``who``, ``n``, ``op``, ``path``), said as the report says it."""
+    kind, at = fault["kind"], fault["at"]
+    if kind in ("before", "torn", "power-data", "power-names"):
+        event = f"{fault['who']}'s file event {fault['n']} ({fault.get('op')} {fault.get('path')}, step {at})"
+        return {"before": f"SIGKILL just before {event}", "torn": f"SIGKILL with the file of {event} half written",
+                "power-data": f"a power cut just before {event}, the data not fsynced lost",
+                "power-names": f"a power cut just before {event}, the renames and creates not fsynced undone"}[kind]
     who = "every rank" if fault["rank"] is None else f"rank {fault['rank']}"
-    at = fault["at"]
     return {"sigkill": f"SIGKILL {who} at step {at}", "sigterm": f"SIGTERM {who} at step {at}",
             "during-save": f"SIGKILL {who} half-way through the save after step {at}",
             "during-commit": f"SIGKILL {who} as the save after step {at} was put in place (its rename or copy)",
-            "after-save": f"SIGKILL {who} at step {at}, just after the save of step {at - 1}"}[fault["kind"]]
+            "after-save": f"SIGKILL {who} at step {at}, just after the save of step {at - 1}"}[kind]
 
 
 def rng_list(names) -> str:

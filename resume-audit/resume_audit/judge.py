@@ -15,7 +15,7 @@ from resume_audit.records import Process, alignment_table, segments
 
 # what a step is made of, in the order it reads them: a difference earlier in the list explains the later ones
 ORDER = ("params_before", "state_before", "lr", "hyper", "scale", "rng.python", "rng.numpy", "rng.torch", "rng.cuda",
-         "backwards", "batches", "grads", "params", "state", "ema")
+         "backwards", "batches", "buffers", "grads", "params", "state", "ema")
 
 
 @dataclass
@@ -47,18 +47,28 @@ class Reference:
 
     def __init__(self, processes: list[Process]):
         self.processes = processes
+        self.finals: dict | None = None  # where each save ends (disk.final_paths), once the run's folder is known
         self.table = alignment_table(processes)
         self.steps: dict[int, dict[int, dict]] = {}
         self.final: dict[int, str | None] = {}
         self.final_ema: dict[int, str | None] = {}
+        self.final_buffers: dict[int, str | None] = {}
+        self.loaders: dict[int, list[dict]] = {}  # each DataLoader pass: as it began
         for p in (p for p in processes if p.steps):
             self.steps.setdefault(p.rank, {s["local_step"]: s for s in p.steps})  # the reference's numbers: 1, 2, ...
             self.final.setdefault(p.rank, p.final_params())
             self.final_ema.setdefault(p.rank, p.final_ema())
+            self.final_buffers.setdefault(p.rank, p.final_buffers())
+            self.loaders.setdefault(p.rank, p.of_type("loader"))
         self.after = {int(r): {c: (params, state) for c, params, state in rows} for r, rows in self.table.items()}
         # the RNGs something draws from while it trains (their state changes): only those can change a resumed run
         self.live = {r: {f"rng.{name}" for name in {n for s in st.values() for n in s.get("rng", {})}
                          if len({s.get("rng", {}).get(name) for s in st.values()}) > 1} for r, st in self.steps.items()}
+
+    def state_step(self, rank: int, state: str | None) -> int | None:
+        """The latest step after which the reference's optimizer state was ``state`` (``None``: never)."""
+        hits = [c for c, (_, st) in self.after.get(rank, {}).items() if state is not None and st == state]
+        return max(hits, default=None)
 
     @property
     def ranks(self) -> list[int]:
@@ -75,9 +85,9 @@ class Reference:
         return min(hits, key=lambda g: (abs(g - near), g)) if hits else None
 
     def saves(self) -> dict[tuple[int, int], int]:
-        """``(rank, step) -> saves`` after that step (``torch.save``, safetensors), where they reach
-        a file: one saved to a file, or into memory and then fsynced or renamed (not, say, the
-        ``torch.save`` inside ``all_gather_object``)."""
+        """``(rank, step) -> saves`` after that step (``torch.save``, safetensors, ``pickle``,
+        NumPy), where they reach a file: one saved to a file, or into memory and then fsynced or
+        renamed (not, say, the ``torch.save`` inside ``all_gather_object``)."""
         out: dict[tuple[int, int], int] = {}
         for p in self.processes:
             if p.rank is None:
@@ -174,4 +184,7 @@ def compare_references(a: list[Process], b: list[Process]) -> Difference | str |
             return f"the two runs took {len(sa)} and {len(sb)} steps on rank {rank}"
         if ra.final[rank] != rb.final[rank]:
             return Difference(len(sa), rank, ["params"], {"params": rb.final[rank]}, {"params": ra.final[rank]})
+        if ra.final_buffers[rank] != rb.final_buffers[rank]:
+            return Difference(len(sa), rank, ["buffers"], {"buffers": rb.final_buffers[rank]},
+                              {"buffers": ra.final_buffers[rank]})
     return None

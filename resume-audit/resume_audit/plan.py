@@ -1,32 +1,46 @@
 """Which faults an audit delivers, chosen by a seed from what the reference run did.
 
-The kinds (:data:`KINDS`, each a real signal of :mod:`resume_audit.probe`; what each is and
-finds: docs/audit.md, "What it does") are drawn by the seed, except ``during-commit``: only when
-named. The steps are spread over the run (one per stretch of ``steps / count`` steps, its place
-in the stretch drawn by the seed), the save-bound kinds moved to the nearest save. Several faults
-share one run (``per_run``): the first kills the run, the resumed run is killed by the next
-one, and so on; the run's last attempt goes to its end undisturbed.
+Two families (what each kind is and finds: docs/audit.md, "What it does"). At a *step*
+(:data:`KINDS`, real signals): the steps are spread over the run (one per stretch of
+``steps / count`` steps, its place in the stretch drawn by the seed), the save-bound kinds moved
+to the nearest save, all drawn by the seed except ``during-commit`` (only when named); several
+share one run (``per_run``): the first kills the run, the resumed run is killed by the next one,
+and so on; the run's last attempt goes to its end undisturbed. At a *file event* of a save
+(:data:`EVENT_KINDS`, the crash points of :mod:`resume_audit.crashpoints`): one a run, since a
+resumed run numbers its file events otherwise.
 """
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from resume_audit.findings import describe_fault
 
 KINDS = ("sigkill", "sigterm", "during-save", "after-save", "during-commit")
+EVENT_KINDS = ("before", "torn", "power-data", "power-names")
 DRAWN = KINDS[:4]  # what a seed draws from
-CUT_KINDS = ("during-save", "during-commit")  # the save of their step is not complete when they strike
+CUT_KINDS = ("during-save", "during-commit", "before", "torn")  # a save may be in progress when they strike
+POWER_KINDS = EVENT_KINDS[2:]
 
 
 @dataclass(frozen=True)
 class Fault:
-    kind: str            # one of KINDS
+    kind: str            # one of KINDS or EVENT_KINDS
     at: int              # the reference run's step: as it begins, or (CUT_KINDS) the save after it
-    rank: int | None     # the rank it strikes; None: every rank (SIGTERM)
-    nth: int = 0         # during-save: which torch.save after that step
+    rank: int | None     # the rank it strikes; None: every rank (SIGTERM), or a file event's (``who`` says)
+    nth: int = 0         # during-save: which save after that step
+    who: str | None = None   # a file event's role (rank0, main, proc) ...
+    n: int = 0               # ... and its number among that role's events
+    op: str | None = field(default=None, compare=False)    # what the event does (from the reference run)
+    path: str | None = field(default=None, compare=False)  # to which file
+
+    @property
+    def event(self) -> bool:
+        return self.kind in EVENT_KINDS
 
     def for_probe(self) -> dict:
+        if self.event:
+            return {"mode": self.kind, "who": self.who, "n": self.n, "at": self.at}
         return {"mode": "sigkill" if self.kind == "after-save" else self.kind, "at": self.at, "rank": self.rank,
                 "nth": self.nth}
 
@@ -36,10 +50,20 @@ class Fault:
         return self.at + 0.25 if self.kind in CUT_KINDS else self.at - 0.5
 
     def for_report(self) -> dict:
-        return {"kind": self.kind, "at": self.at, "rank": self.rank}
+        out = {"kind": self.kind, "at": self.at, "rank": self.rank}
+        if self.event:
+            out.update(who=self.who, n=self.n, op=self.op, path=self.path)
+        return out
 
     def describe(self) -> str:
         return describe_fault(self.for_report())
+
+    @property
+    def spec(self) -> str:
+        """The ``--fault`` that delivers it again."""
+        if self.event:
+            return f"{self.kind}@e{self.n}:{self.who}"
+        return f"{self.kind}@{self.at}" + ("" if self.rank is None else f":{self.rank}")
 
 
 def plan(steps: int, ranks: list[int], saves: dict[tuple[int, int], int], count: int, seed: int = 0,
@@ -92,19 +116,26 @@ def _after(fault: Fault) -> int:
 
 
 def parse_fault(text: str) -> Fault:
-    """``KIND@STEP`` or ``KIND@STEP:RANK`` (``sigkill@14:1``): one fault given by hand, e.g. to
-    deliver again the one a report showed. A SIGTERM strikes every rank; the rank defaults to 0."""
+    """``KIND@STEP[:RANK]`` (``sigkill@14:1``), or at a file event ``KIND@eN[:WHO]``
+    (``torn@e12:rank0``, ``power-data@e7``): one fault given by hand, e.g. to deliver again the one
+    a report showed. A SIGTERM strikes every rank; the rank defaults to 0; a file event's role
+    defaults to the first one whose N-th event the run never interrupted made."""
     kind, _, where = text.partition("@")
     step, _, rank = where.partition(":")
+    if kind in EVENT_KINDS and step[:1] == "e" and step[1:].isdigit() and int(step[1:]) >= 1:
+        return Fault(kind, 0, None, who=rank or None, n=int(step[1:]))
     if kind not in KINDS or not step.isdigit() or int(step) < 1 or (rank and not rank.isdigit()):
         raise ValueError(f"--fault {text!r} is not KIND@STEP[:RANK] with KIND one of {', '.join(KINDS)} "
-                         "and STEP >= 1, e.g. sigkill@14:1")
+                         f"and STEP >= 1 (e.g. sigkill@14:1), nor KIND@eN[:WHO] with KIND one of "
+                         f"{', '.join(EVENT_KINDS)} (e.g. torn@e12:rank0)")
     return Fault(kind, int(step), None if kind == "sigterm" else int(rank or 0))
 
 
 def given(faults: list[Fault], per_run: int) -> list[list[Fault]]:
-    """Faults given by hand, in runs of at most ``per_run``, each run's in the order they strike."""
-    return _deal(sorted(faults, key=lambda f: f.when), per_run)
+    """Faults given by hand, in runs of at most ``per_run``, each run's in the order they strike;
+    a fault at a file event strikes a run of its own."""
+    steps = [f for f in faults if not f.event]
+    return _deal(sorted(steps, key=lambda f: f.when), per_run) + [[f] for f in faults if f.event]
 
 
 def _fault(kind: str, step: int, ranks: list[int], saves: dict, save_steps: list[int], steps: int,

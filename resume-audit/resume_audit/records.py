@@ -46,6 +46,10 @@ class Process:
         full = [s for s in self.steps if "params" in s]
         return full[-1]["params"] if full and full[-1] is self.steps[-1] else None
 
+    def final_buffers(self) -> str | None:
+        """The model's buffers as this process left them (``None``: not known)."""
+        return (self.end or {}).get("buffers")
+
     def final_ema(self) -> str | None:
         """The averaged model (EMA, SWA) as this process left it (``None``: it had none)."""
         return (self.end or {}).get("ema")

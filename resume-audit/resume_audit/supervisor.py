@@ -17,6 +17,7 @@ import sys
 import time
 
 PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER = 1, 36
+PARENT = "RESUME_AUDIT_PARENT"  # the probe's name for it (resume_audit_probe.PARENT): run as a script, no import
 POLL_S = 0.05
 CLEAN_UP_S = 10.0
 
@@ -83,6 +84,14 @@ def _reap() -> None:
             pass
 
 
+def _read(path: str) -> str:
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
 def main(config_path: str) -> int:
     with open(config_path) as f:
         cfg = json.load(f)
@@ -93,11 +102,18 @@ def main(config_path: str) -> int:
     signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
     t0 = time.monotonic()
     deadline, timed_out, signalled = t0 + cfg["timeout"], False, False
+    env = {**cfg["env"], PARENT: str(os.getpid())}  # the probe tells the command's own process by its parent
     with open(cfg["log"], "wb") as sink:
         proc = subprocess.Popen(cfg["argv"], stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                env=cfg["env"], start_new_session=True)
+                                env=env, start_new_session=True)
     while proc.poll() is None and not stop:
-        if cfg["sigterm_fault"] and not signalled and os.path.exists(cfg["fault_file"]):
+        struck = _read(cfg["fault_file"])
+        if " power" in struck:  # the machine went down: every process of the command at once (reaped below)
+            alive = descendants(os.getpid())
+            for pid in alive:
+                kill_descendant(pid, alive)
+            break
+        if cfg["sigterm_fault"] and not signalled and struck:
             signalled, deadline = True, min(deadline, time.monotonic() + cfg["grace"])
         if time.monotonic() > deadline:
             timed_out = True

@@ -9,11 +9,12 @@ from __future__ import annotations
 import signal
 from dataclasses import dataclass, field
 
+from resume_audit import disk
 from resume_audit.attempt import Attempt
-from resume_audit.diagnosis import restart_findings
-from resume_audit.findings import Finding
+from resume_audit.diagnosis import AfterFault, restart_findings, unsynced
+from resume_audit.findings import DURABILITY, Finding
 from resume_audit.judge import Reference, Segment, follow
-from resume_audit.plan import CUT_KINDS, Fault
+from resume_audit.plan import CUT_KINDS, POWER_KINDS, Fault
 from resume_audit.records import load_errors
 
 STATE = ("params", "optimizer", "lr", "rng", "batches")  # the columns of "the state at the resume"
@@ -60,6 +61,11 @@ class RunVerdict:
         return self.final_identical and self.steps == self.reference_steps and not any(f.defect for f in self.findings)
 
     @property
+    def power_only(self) -> bool:
+        """Everything that went wrong is a power cut's loss: not durable, not inexact."""
+        return any(f.kind in DURABILITY for f in self.findings) and not any(f.defect for f in self.findings)
+
+    @property
     def lost(self) -> int:
         return sum(row.lost for row in self.rows)
 
@@ -77,6 +83,7 @@ def judge_run(ref: Reference, faults: list[Fault], attempts: list[Attempt]) -> R
         row = FaultRow(fault, any(p.fault for p in here.processes))
         rows.append(row)
         row.reached = _reached(of[i])
+        found = after_fault(attempts[: i + 1], ref.finals)
         if not row.delivered:
             if not (rows[:-1] and rows[-2].started is False):  # the run could not start again: this one was never due
                 findings.append(_undelivered(fault, here, of[i]))
@@ -91,7 +98,7 @@ def judge_run(ref: Reference, faults: list[Fault], attempts: list[Attempt]) -> R
         nxt = of.get(i + 1, [])
         row.started = bool(nxt) or after.exit_code == 0
         if not nxt:  # no step after the fault: did the restart fail?
-            failed = _failed_restart(fault, after)
+            failed = _failed_restart(fault, after, found)
             findings += failed
             explained = explained or bool(failed)
             continue
@@ -106,7 +113,7 @@ def judge_run(ref: Reference, faults: list[Fault], attempts: list[Attempt]) -> R
             findings.append(Finding("unaligned", {"fault": name}))
             explained = True
             continue
-        new = restart_findings(ref, fault, row.resumed_from, nxt, _reached(last))
+        new = restart_findings(ref, fault, row.resumed_from, nxt, _reached(last), found)
         row.lost += sum(f.lost for f in new)
         findings += new
         explained = any(f.defect for f in new)
@@ -133,6 +140,7 @@ def _end(ref, faults, attempts, last, rows, findings, explained) -> RunVerdict:
     n = ref.length(ref.ranks[0]) if ref.ranks else 0
     identical = bool(last) and all(s.process.final_params() is not None
                                    and s.process.final_params() == ref.final.get(s.rank)
+                                   and s.process.final_buffers() == ref.final_buffers.get(s.rank)
                                    and s.process.final_ema() == ref.final_ema.get(s.rank) for s in last)
     tail = attempts[-1] if attempts else None
     name = next((r.fault for r in reversed(rows) if r.delivered), rows[-1].fault if rows else faults[0]).for_report()
@@ -175,14 +183,39 @@ def _state(ref: Reference, nxt: list[Segment]) -> dict[str, bool | None]:
     return state
 
 
-def _failed_restart(fault: Fault, after: Attempt) -> list[Finding]:
-    """A restart that took no step: a failure (the checkpoint a cut save left, or another error), or nothing."""
+def after_fault(attempts: list[Attempt], finals: dict | None = None) -> AfterFault:
+    """What the disk held when the last of ``attempts`` was struck: the checkpoints the run had
+    written, the newest complete and the newest the crash left intact, what a power cut took back,
+    and the files background saves wrote from live tensors."""
+    struck = attempts[-1]
+    processes = [p for a in attempts for p in a.processes]
+    found = disk.checkpoints(processes, struck.run, finals) if struck.run else []
+    crashed = struck.crash_disk if struck.crash_disk is not None else struck.disk
+    intact = disk.newest(found, crashed) if crashed is not None else disk.newest(found)
+    live = {}
+    for p in processes:
+        events = disk.happened(p)
+        for i, e in enumerate(events):
+            if e["type"] == "save" and e.get("live") and e.get("thread") and struck.run:
+                path, fp = disk.follow(events[i + 1:], disk.rel(e["target"], struck.run))
+                if path is not None:
+                    live[path] = {**e, "file": fp}
+    return AfterFault(found, disk.newest(found), intact, struck.power, live)
+
+
+def _failed_restart(fault: Fault, after: Attempt, found: AfterFault) -> list[Finding]:
+    """A restart that took no step: a failure (a file a crash cut or a power cut took back, or
+    another error), or nothing."""
     if after.exit_code == 0:
         return []
     errors = load_errors(after.processes)
     error = f"{errors[0]['error'][:160]}, reading {errors[0]['target']}" if errors else after.last_line
-    return [Finding("not-atomic" if fault.kind in CUT_KINDS else "did-not-start",
-                    {"fault": fault.for_report(), "error": error})]
+    if fault.kind in POWER_KINDS:
+        return [unsynced(fault, fault.for_report(), found, {"error": error})]
+    damaged = bool(errors) and not any(disk.rel(errors[0]["target"], after.run or "/") in c.files
+                                       for c in found.found if c.step == found.intact)
+    kind = "not-atomic" if fault.kind in CUT_KINDS and (damaged or not errors) else "did-not-start"
+    return [Finding(kind, {"fault": fault.for_report(), "error": error})]
 
 
 def _sigterm(fault: Fault, here: Attempt, nxt: list[Segment], row: FaultRow) -> list[Finding]:
@@ -195,8 +228,9 @@ def _sigterm(fault: Fault, here: Attempt, nxt: list[Segment], row: FaultRow) -> 
         row.lost = lost or 0
         return [Finding("sigterm-ignored", {"fault": name, "grace": here.seconds, "resumed": resumed, "lost": lost})]
     signalled = [p for p in here.processes if p.fault]
-    # a save is recorded before it is written: one that comes after the signal is the script's answer to it
-    saved = any(e["type"] == "save" for p in signalled for e in p.events[p.events.index(p.fault) + 1:])
+    # a save or a write under the run that comes after the signal is the script's answer to it
+    saved = any(e["type"] == "save" or (e["type"] == "file" and e["op"] != "fsync-dir")
+                for p in signalled for e in p.events[p.events.index(p.fault) + 1:])
     if saved or not signalled or resumed is None:
         return []
     row.lost = lost
@@ -207,6 +241,8 @@ def _undelivered(fault: Fault, here: Attempt, segs: list[Segment]) -> Finding:
     name = fault.for_report()
     if not segs:
         return Finding("undelivered-no-step", {"fault": name, "code": here.exit_code})
+    if fault.event:
+        return Finding("undelivered-no-event", {"fault": name})
     if fault.kind in CUT_KINDS:
         kind = "undelivered-no-save" if fault.kind == "during-save" else "undelivered-no-commit"
         return Finding(kind, {"fault": name, "rank": fault.rank, "at": fault.at})

@@ -223,3 +223,58 @@ for x, y in torch.utils.data.DataLoader(data, batch_size=8):
     assert done.exit_code == 0, done.tail()
     [process] = done.processes
     assert len(process.steps) == 3 and process.of_type("save")[0]["target"] == str(tmp_path / "r" / "last.pt")
+
+
+SAVES = '''import json, pickle, threading
+import numpy as np
+opt = torch.optim.AdamW(net.parameters(), lr=0.1)
+for step, (x, y) in enumerate(torch.utils.data.DataLoader(data, batch_size=8), 1):
+    opt.zero_grad(); torch.nn.functional.cross_entropy(net(x), y).backward(); opt.step()
+    with open(os.path.join(out, "ck.pkl"), "wb") as f:
+        pickle.dump({"model": net.state_dict(), "opt": opt.state_dict()}, f)
+    np.save(os.path.join(out, "w.npy"), net[0].weight.detach().numpy())
+    json.dump({"step": step}, open(os.path.join(out, "meta.json"), "w"))
+    os.system(f"cp {out}/w.npy {out}/copied.npy")  # a writer the audit cannot see
+'''
+
+
+def test_every_write_under_the_run_is_a_file_event_and_a_save_is_what_its_file_holds(tmp_path):
+    """pickle, NumPy and json through Python's open(): numbered file events of the role ``main``;
+    the pickle's save record holds step k's parameters and optimizer state (what the file holds);
+    the model's buffers (BatchNorm's statistics) are digested with each step; a file another
+    program wrote is no event's."""
+    script, run = tmp_path / "saves.py", tmp_path / "saves-run"
+    script.write_text(MODEL.replace("torch.nn.Dropout(0.5)", "torch.nn.BatchNorm1d(8)") + SAVES)
+    run.mkdir()
+    done = run_attempt([sys.executable, str(script), str(run)], tmp_path / "rec", tmp_path / "log", run=run, timeout=120)
+    assert done.exit_code == 0, done.tail()
+    [p] = done.processes
+    files = p.of_type("file")
+    assert [(e["op"], e["path"]) for e in files[:3]] == [("create", "ck.pkl"), ("create", "w.npy"),
+                                                        ("create", "meta.json")]
+    assert [e["n"] for e in files] == list(range(1, len(files) + 1)) and {e["who"] for e in files} == {"main"}
+    pickled = [e for e in p.of_type("save") if e["via"] == "pickle"]
+    assert [e["holds"] for e in pickled] == [[k, k] for k in (1, 2, 3)], "the state of the step it was made after"
+    assert len({s["buffers"] for s in p.steps}) == 3 and p.end["buffers"] == p.steps[-1]["buffers"]
+    from resume_audit import disk
+
+    assert disk.unseen(disk.scan(run), done.processes) == ["copied.npy"]
+    keys_in_schema(done.processes)
+
+
+def test_a_torn_fault_cuts_what_python_wrote_once_it_is_closed(tmp_path):
+    from resume_audit.plan import Fault
+
+    script, run = tmp_path / "torn.py", tmp_path / "torn-run"
+    script.write_text(MODEL + SAVES.replace("    os.system", "    pass  # os.system"))
+    run.mkdir()
+    fault = Fault("torn", 0, None, who="main", n=4).for_probe()  # the second step's pickle
+    done = run_attempt([sys.executable, str(script), str(run)], tmp_path / "rec", tmp_path / "log", fault=fault,
+                       run=run, timeout=120)
+    assert done.exit_code == -signal.SIGKILL, done.tail()
+    [p] = done.processes
+    assert p.fault["mode"] == "torn" and p.fault["event"] == ["main", 4] and len(p.steps) == 2
+    import pickle
+
+    with pytest.raises((pickle.UnpicklingError, EOFError)):
+        pickle.loads((run / "ck.pkl").read_bytes())

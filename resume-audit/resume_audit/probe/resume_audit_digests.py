@@ -1,7 +1,7 @@
 """The audit's digests of a process's state, and where a resume went on from (stdlib + torch only).
 
 Imported by :mod:`resume_audit_probe` inside every process of an audited run (this folder is
-on its ``PYTHONPATH``), and by the kit's judge (:mod:`resume_audit.judge`), which compares
+on its ``PYTHONPATH``), and by the audit's judge (:mod:`resume_audit.judge`), which compares
 the digests the two sides wrote. A digest is sha256 over per-tensor CRC32s (dtype, shape and
 bytes), cut to ``DIGEST_CHARS`` hex characters: equal digests, equal bits.
 """
@@ -79,6 +79,61 @@ def grads_digest(optimizer) -> str:
 def state_digest(optimizer) -> str:
     """The optimizer's per-parameter state (Adam's moments and step counts), in parameter order."""
     return digest([optimizer.state.get(p, {}) for p in _params(optimizer)])
+
+
+def buffers_digest(modules) -> str:
+    """The buffers of ``modules`` (BatchNorm's running statistics, any registered buffer), by name."""
+    return digest([dict(m.named_buffers()) for m in modules])
+
+
+def tensor_keys(value, limit: int = 100_000) -> set:
+    """``(shape, CRC-32)`` of every tensor or array inside ``value`` (dicts, lists, objects'
+    ``__dict__`` one level deep): what a saved object holds, to tell which step's state it is."""
+    found: set = set()
+    todo, seen = [value], 0
+    torch = _torch()
+    while todo and seen < limit:
+        v = todo.pop()
+        seen += 1
+        if torch is not None and isinstance(v, torch.Tensor):
+            found.add((tuple(v.shape), zlib.crc32(_bytes_of(v))))
+        elif type(v).__module__ == "numpy" and hasattr(v, "tobytes") and hasattr(v, "shape"):
+            found.add((tuple(v.shape), zlib.crc32(v.tobytes())))
+        elif isinstance(v, dict):
+            todo.extend(v.values())
+        elif isinstance(v, (list, tuple)):
+            todo.extend(v)
+    return found
+
+
+def keys_of(tensors) -> frozenset:
+    """:func:`tensor_keys` of a list of tensors (a step's parameters, its optimizer state)."""
+    return frozenset(tensor_keys(list(tensors)))
+
+
+def state_tensors(optimizer) -> list:
+    return [t for p in _params(optimizer) for t in optimizer.state.get(p, {}).values()
+            if _torch() is not None and isinstance(t, _torch().Tensor) and t.dim() > 0]
+
+
+def live_ids(optimizer) -> set:
+    """The storages of the optimizer's parameters and of its state: a saved object that holds
+    one of them holds live tensors, which training goes on changing."""
+    return {t.untyped_storage().data_ptr() for t in _params(optimizer) + state_tensors(optimizer)}
+
+
+def holds_live(value, ids: set) -> bool:
+    torch, todo = _torch(), [value]
+    while todo:
+        v = todo.pop()
+        if torch is not None and isinstance(v, torch.Tensor):
+            if v.untyped_storage().data_ptr() in ids:
+                return True
+        elif isinstance(v, dict):
+            todo.extend(v.values())
+        elif isinstance(v, (list, tuple)):
+            todo.extend(v)
+    return False
 
 
 def rng_digests() -> dict:

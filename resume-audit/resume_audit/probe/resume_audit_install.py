@@ -1,6 +1,7 @@
 """Connecting the :class:`~resume_audit_probe.Probe` to a process's libraries (torch,
-safetensors, NumPy, ``random``, ``os``), each as it is imported (stdlib + torch only; called by
-this folder's ``sitecustomize``). What is watched, and what cannot be: docs/audit.md.
+safetensors, NumPy, ``pickle``, ``random``, ``os``), each as it is imported, and to CPython's
+audit hooks for file events (stdlib + torch only; called by this folder's ``sitecustomize``).
+What is watched, and what cannot be: docs/audit.md.
 
 Each wrapper calls the original and returns what it returns; a module imported by name
 before the wrap (``from safetensors.torch import save_file``) is wrapped first, because the wrap
@@ -9,11 +10,14 @@ happens as its module finishes importing.
 from __future__ import annotations
 
 import atexit
+import builtins
 import functools
 import importlib
 import importlib.abc
+import io
 import json
 import os
+import pickle
 import random
 import shutil
 import sys
@@ -21,7 +25,7 @@ import weakref
 
 _here = f"{__package__}." if __package__ else ""
 probe = importlib.import_module(f"{_here}resume_audit_probe")
-digests = probe.digests
+digests, files = probe.digests, probe.files
 
 PROBE = None
 
@@ -62,8 +66,10 @@ def _on_torch(torch) -> None:
 
     _wrap(torch.autograd, "backward", _first(lambda *_, **__: p.backward()))
     for owner in (torch, torch.serialization):
-        _wrap(owner, "save", lambda real: lambda obj, f, *a, **k: p.torch_save(real, obj, f, *a, **k))
+        _wrap(owner, "save", lambda real: lambda obj, f, *a, **k: p.serialized(
+            "torch.save", obj, f, lambda dst: real(obj, dst, *a, **k)))
         _wrap(owner, "load", lambda real: lambda f, *a, **k: p.loading("torch.load", real, f, *a, **k))
+    _wrap(torch.nn.Module, "named_parameters", _first(lambda self, *_, **__: p.model_seen(self)))
     for owner, name, kind in ((torch, "manual_seed", "seed"), (torch.random, "manual_seed", "seed"),
                               (torch, "seed", "seed"), (torch, "set_rng_state", "restore"),
                               (torch.random, "set_rng_state", "restore")):
@@ -88,8 +94,7 @@ def _on_data(torch) -> None:
         return __next__
     _wrap(loader._BaseDataLoaderIter, "__next__", next_batch)
 
-    _wrap(loader._BaseDataLoaderIter, "__init__", _first(lambda self, data_loader, *_, **__: p.event(
-        "loader", workers=data_loader.num_workers, generator=data_loader.generator is not None)))
+    _wrap(loader._BaseDataLoaderIter, "__init__", _first(lambda self, data_loader, *_, **__: p.loader(data_loader)))
     # a DataLoader worker: its batches are recorded once, by the process it serves
     _wrap(worker, "_worker_loop", _first(lambda *_, **__: setattr(p, "silent", True)))
     _wrap(distributed.DistributedSampler, "__iter__", _first(lambda self: p.event(
@@ -145,16 +150,17 @@ def _on_safetensors(st) -> None:
 
     def save_file(real):
         def call(tensors, filename, *args, **kwargs):
-            if not p.saving("safetensors", probe.target_of(filename)):
-                return real(tensors, filename, *args, **kwargs)
-            p.cut(st.save(tensors, *args, **kwargs), filename)
-            return None
+            def write(dst):
+                if isinstance(dst, (str, os.PathLike)):
+                    return real(tensors, dst, *args, **kwargs)
+                return dst.write(st.save(tensors, *args, **kwargs))
+            return p.serialized("safetensors", tensors, filename, write)
         return call
     _wrap(st, "save_file", save_file)
 
     def save(real):
         def call(tensors, *args, **kwargs):
-            cut = p.saving("safetensors", "<bytes>")  # into memory: cut where it reaches a file
+            cut = p.saving("safetensors", "<bytes>", tensors)  # into memory: cut where it reaches a file
             p.cut_pending = p.cut_pending or cut
             return real(tensors, *args, **kwargs)
         return call
@@ -168,8 +174,38 @@ def _on_safetensors_root(root) -> None:
 
 
 def _on_numpy(np) -> None:
+    p = PROBE
     _wrap(np.random, "seed", _announcing("seed", "numpy"))
     _wrap(np.random, "set_state", _announcing("restore", "numpy"))
+    _wrap(np, "save", lambda real: lambda file, arr, *a, **k: p.serialized(
+        "numpy", arr, file, lambda dst: real(dst, arr, *a, **k)))
+    for name in ("savez", "savez_compressed"):
+        _wrap(np, name, lambda real: lambda file, *a, **k: p.serialized(
+            "numpy", [a, k], file, lambda dst: real(dst, *a, **k)))
+    _wrap(np, "load", lambda real: lambda f, *a, **k: p.loading("numpy", real, f, *a, **k))
+
+
+def _on_pickle() -> None:
+    p = PROBE
+    _wrap(pickle, "dump", lambda real: lambda obj, f, *a, **k: p.serialized(
+        "pickle", obj, f, lambda dst: real(obj, dst, *a, **k)))
+    _wrap(pickle, "load", lambda real: lambda f, *a, **k: p.loading("pickle", real, f, *a, **k))
+
+
+def _on_open() -> None:
+    """Only where a torn fault is due: ``open`` hands back, for the file it strikes, one that is
+    cut once the script has written and closed it (:class:`resume_audit_files.TornFile`)."""
+    p = PROBE
+
+    def wrapper(real):
+        def call(file, *args, **kwargs):
+            f = real(file, *args, **kwargs)
+            if isinstance(file, (str, os.PathLike)) and p.torn(file):
+                return files.TornFile(f, os.path.abspath(os.fspath(file)), lambda what: (p.quiet(), p.die_torn(what)))
+            return f
+        return call
+    _wrap(builtins, "open", wrapper)
+    io.open = builtins.open
 
 
 # --------------------------------------------------------------------------- as each module is imported
@@ -223,11 +259,17 @@ def install() -> None:
     _wrap(random, "seed", _announcing("seed", "python"))
     _wrap(random, "setstate", _announcing("restore", "python"))
     _wrap(os, "fsync", lambda real: lambda fd: p.fsync(real, fd))
+    _wrap(os, "fdatasync", lambda real: lambda fd: p.fsync(real, fd))
     _wrap(os, "replace", lambda real: lambda src, dst, *a, **k: p.rename(real, src, dst, *a, **k))
     _wrap(os, "rename", lambda real: lambda src, dst, *a, **k: p.rename(real, src, dst, *a, **k))
     _wrap(shutil, "copyfile", lambda real: lambda src, dst, *a, **k: p.copy(real, src, dst, *a, **k))
     _wrap(os, "_exit", _first(lambda code: p.end("os._exit")))
     atexit.register(lambda: p.end("exit"))
+    _on_pickle()
+    if p.watch is not None:
+        sys.addaudithook(lambda event, args: p.watch.hook(event, args) if PROBE is p else None)
+        if (p.fault or {}).get("mode") == "torn":
+            _on_open()
     _when_imported("torch", _on_torch)
     _when_imported("numpy", _on_numpy)
     _when_imported("safetensors.torch", _on_safetensors)

@@ -1,0 +1,234 @@
+"""Every file event an audited process makes under its run folder (stdlib only): what a crash,
+or a power cut, can interrupt.
+
+CPython's audit hooks (``sys.addaudithook``) see the opens, renames, removes and directory
+changes of Python code (``open``, ``pathlib``, ``os``, ``shutil``, and so ``pickle``, ``json``,
+``numpy.save``); the native writers (``torch.save`` to a path, safetensors) and ``os.fsync``
+raise no audit event, so :mod:`resume_audit_install` wraps them and reports them here. Each
+event that changes the disk is numbered within its process and role (:func:`FileWatch.who`:
+``rank{R}``, ``main`` for the command's own process, ``proc`` for another), so that a fresh run
+of the same command can be struck at the same event: the crash points of
+:mod:`resume_audit.crashpoints`. Reads are recorded too (what a resume loaded, by the file's
+fingerprint: inode, size, modification time), unnumbered.
+
+The events are data for the parent side, which replays them to know what a power cut could
+leave (:mod:`resume_audit.power`); for that, a file about to be replaced or removed is kept by a
+hard link (its *shadow*) when the attempt is one a power cut will strike.
+"""
+from __future__ import annotations
+
+import os
+import stat
+import uuid
+
+WRITE_OPS = ("create", "truncate", "append", "write", "fsync", "fsync-dir", "rename", "remove", "mkdir", "rmdir",
+             "copy")
+TEARABLE = ("create", "truncate", "write", "copy")  # a crash can leave these files half-written
+
+
+def fingerprint(path: str) -> dict | None:
+    """What identifies a file's content without reading it: inode, size, modification time."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return {"ino": st.st_ino, "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+
+
+def fd_path(fd: int) -> str | None:
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return None
+
+
+def _abs(path, dir_fd: int | None = None) -> str | None:
+    if isinstance(path, int) or path is None:  # a file descriptor: fsync and friends say it themselves
+        return fd_path(path) if isinstance(path, int) else None
+    try:
+        path = os.fsdecode(os.fspath(path))
+    except TypeError:
+        return None
+    if not os.path.isabs(path) and dir_fd not in (None, -1):
+        base = fd_path(dir_fd)
+        if base is not None:
+            path = os.path.join(base, path)
+    return os.path.normpath(os.path.abspath(path))
+
+
+class FileWatch:
+    """The file events of one process under ``run``; ``probe`` writes and numbers them and may
+    strike at one (:meth:`Probe.file_event`)."""
+
+    def __init__(self, probe, run: str, shadows: str | None):
+        self.probe, self.run, self.shadows = probe, os.path.normpath(run), shadows
+        self.pending: set[str] = set()  # written by Python code, their fingerprint taken once they are closed
+        self.quiet = 0  # our own file work (shadows, tears) is not the script's
+
+    def under(self, path: str | None) -> bool:
+        return path is not None and (path == self.run or path.startswith(self.run + os.sep))
+
+    def rel(self, path: str) -> str:
+        return os.path.relpath(path, self.run)
+
+    # ------------------------------------------------------------------ the audit hook
+    def hook(self, event: str, args: tuple) -> None:
+        if self.quiet or event not in _HANDLED:
+            return
+        self.quiet += 1
+        try:
+            _HANDLED[event](self, args)
+        finally:
+            self.quiet -= 1
+
+    def _open(self, args) -> None:
+        path, mode, flags = args
+        path = _abs(path)
+        if not self.under(path):
+            return
+        writes = any(c in mode for c in "wax+") if isinstance(mode, str) else \
+            bool(flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC))
+        if os.path.isdir(path):
+            return  # a folder opened to fsync it: the fsync is the event
+        if not writes:
+            self.probe.file_read(self.rel(path), fingerprint(path))
+            return
+        exists = os.path.exists(path)
+        truncates = (isinstance(mode, str) and "w" in mode) or bool(flags & os.O_TRUNC)
+        op = "append" if exists and not truncates else "truncate" if exists else "create"
+        self.pending.add(path)
+        self.probe.file_event(op, self.rel(path), python_open=isinstance(mode, str))
+
+    def _rename(self, args) -> None:
+        src, dst = _abs(args[0], args[2]), _abs(args[1], args[3])
+        if not (self.under(src) or self.under(dst)):
+            return
+        shadow = self.keep(dst) if dst and os.path.isfile(dst) else None
+        self.probe.file_event("rename", self.rel(src) if self.under(src) else src,
+                              dst=self.rel(dst) if self.under(dst) else dst, shadow=shadow)
+        if src in self.pending:
+            self.pending.discard(src)
+            self.pending.add(dst)
+
+    def _remove(self, args) -> None:
+        path = _abs(args[0], args[1] if len(args) > 1 else None)
+        if self.under(path):
+            self.probe.file_event("remove", self.rel(path), shadow=self.keep(path) if os.path.isfile(path) else None)
+
+    def _mkdir(self, args) -> None:
+        path = _abs(args[0], args[2] if len(args) > 2 else None)
+        if self.under(path) and not os.path.isdir(path):
+            self.probe.file_event("mkdir", self.rel(path))
+
+    def _rmdir(self, args) -> None:
+        path = _abs(args[0], args[1] if len(args) > 1 else None)
+        if self.under(path):
+            self.probe.file_event("rmdir", self.rel(path))
+
+    def _copy(self, args) -> None:
+        src, dst = _abs(args[0]), _abs(args[1])
+        if self.under(dst):
+            self.pending.add(dst)
+            self.probe.file_event("copy", self.rel(dst), src=self.rel(src) if self.under(src) else src,
+                                  shadow=self.keep(dst) if os.path.isfile(dst) else None)
+
+    # ------------------------------------------------------------------ what the hooks cannot see
+    def native_write(self, path: str) -> bool:
+        """A native writer (``torch.save``, safetensors) is about to write ``path``: is it under the run?"""
+        path = _abs(path)
+        if self.quiet or not self.under(path):
+            return False
+        op = "truncate" if os.path.exists(path) else "create"
+        self.probe.file_event("write", self.rel(path), replaces=op == "truncate")
+        return True
+
+    def written(self, path: str) -> None:
+        """A write has finished: the file's fingerprint, to know it again when a resume reads it."""
+        path = _abs(path)
+        if self.under(path):
+            self.pending.discard(path)
+            self.probe.write_record({"type": "written", "path": self.rel(path), **(fingerprint(path) or {})})
+
+    def fsync(self, fd: int) -> None:
+        path = fd_path(fd)
+        if self.quiet or not self.under(path):
+            return
+        try:
+            is_dir = stat.S_ISDIR(os.fstat(fd).st_mode)
+            size = os.fstat(fd).st_size
+        except OSError:
+            return
+        if is_dir:
+            self.probe.file_event("fsync-dir", self.rel(path))
+        else:
+            self.probe.file_event("fsync", self.rel(path), size=size)
+
+    def settle(self) -> None:
+        """Fingerprint the files Python code wrote that no process holds open any more (called at
+        each step and at exit): a write is complete once its file is closed."""
+        if not self.pending:
+            return
+        held = set()
+        for name in _listdir("/proc/self/fd"):
+            target = fd_path(int(name)) if name.isdigit() else None
+            if target is not None:
+                held.add(target)
+        for path in sorted(self.pending - held):
+            self.written(path)
+
+    def keep(self, path: str) -> str | None:
+        """A hard link to ``path`` before it is replaced or removed, when a power cut may undo that
+        (its shadow, in the probe's records); ``None`` otherwise."""
+        if self.shadows is None:
+            return None
+        os.makedirs(self.shadows, exist_ok=True)
+        shadow = os.path.join(self.shadows, uuid.uuid4().hex)
+        try:
+            os.link(path, shadow)
+        except OSError:
+            return None
+        return shadow
+
+
+_HANDLED = {"open": FileWatch._open, "os.rename": FileWatch._rename, "os.remove": FileWatch._remove,
+            "os.mkdir": FileWatch._mkdir, "os.rmdir": FileWatch._rmdir, "shutil.copyfile": FileWatch._copy}
+
+
+def _listdir(path: str) -> list[str]:
+    try:
+        return os.listdir(path)
+    except OSError:
+        return []
+
+
+class TornFile:
+    """A file opened for writing by Python code that a ``torn`` fault cuts: once the script
+    closes it (its whole content written), it is cut to half its size and the process dies,
+    which is what a crash in the middle of the write leaves, whatever library wrote it."""
+
+    def __init__(self, f, path: str, die):
+        object.__setattr__(self, "_f", f)
+        object.__setattr__(self, "_path", path)
+        object.__setattr__(self, "_die", die)
+
+    def __getattr__(self, name):
+        return getattr(self._f, name)
+
+    def __setattr__(self, name, value):
+        setattr(self._f, name, value)
+
+    def __iter__(self):
+        return iter(self._f)
+
+    def __enter__(self):
+        self._f.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self):
+        self._f.close()
+        size = os.path.getsize(self._path)
+        os.truncate(self._path, size // 2)
+        self._die(f"{self._path} ({size} bytes, cut to {size // 2})")
