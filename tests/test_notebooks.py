@@ -130,6 +130,9 @@ def run_edition(name: str, lang: str, tmp_path: Path, monkeypatch, params: dict 
              if o.get("name") == "stderr" and "Warning" in "".join(o["text"])]
     assert not noise, noise
     assert not cut_tables(nb), f"{lang}/{name}: tables cut their text: {cut_tables(nb)}"
+    if name.startswith("04"):  # TensorBoard: served in English (the venv off PATH), drawn in place on the "hub"
+        board = json.dumps([o for cid, o in outputs if cid == "s2-tensorboard"], ensure_ascii=False)
+        assert ("打不开" in board) == (lang == "zh"), board[:300]
     if name.startswith("05"):  # the chapter's acceptance test passes for every resume mode run; compare differs
         shown = "".join(o["data"]["text/plain"] for cid, o in outputs if cid == "s3-accept" and "data" in o)
         passes, fails = ("通过", "未通过") if lang == "zh" else ("passes", "fails")
