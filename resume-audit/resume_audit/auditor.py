@@ -108,7 +108,8 @@ class _Audit:
         bar.update()
         steps = ref.length(ref.ranks[0])
         info = {"steps": steps, "ranks": ref.ranks, "seconds": round((first.seconds + second.seconds) / 2, 2),
-                "saves": sum(ref.saves().values()), "file_events": len(crashpoints.every(first.processes)),
+                "saves": sum(ref.saves().values()), "file_events": sum(len(p.of_type("file")) for p in first.processes),
+                "crash_points": len(crashpoints.every(first.processes)),
                 "determinism_checked": self.s.references == 2}
         unseen = disk.unseen(first.disk, first.processes)
         found = reference_findings(first.processes, second.processes)

@@ -177,9 +177,9 @@ KINDS = {
     "unsynced-dir-read": ("after {fault}, the resumed run did not start ({error}): the folder was not fsynced after "
                           "{names}, and a power cut undid that", FSYNC_DIR),
     # (g) what the audit could not see or do: the verdict cannot claim it
-    "unseen-write": ("the audit did not see how {files} were written (neither Python code nor torch.save, safetensors, "
-                     "pickle or NumPy: another program, or a library's native code), so it could not cut those saves "
-                     "nor tell what a power cut takes back", "write checkpoints from Python, or audit the writer "
+    "unseen-write": ("the audit did not see what wrote {files} under the run's folder (not Python code, torch.save, "
+                     "safetensors, pickle or NumPy: another program, or a library's native code), so it could not cut "
+                     "those writes nor tell what a power cut takes back of them", "write checkpoints from Python, or audit the writer "
                      "itself; until then this verdict does not cover those files"),
     "undelivered-no-step": ("{fault} was not delivered: the attempt took no step (exit code {code})", ""),
     "undelivered-no-save": ("{fault} was not delivered: rank {rank} made no save after step {at} in that attempt", ""),

@@ -62,7 +62,7 @@ class Report:
     @property
     def nondeterminism(self) -> list[Finding]:
         """What makes two uninterrupted runs differ (empty: they are the same run)."""
-        return [f for f in self.uninterrupted if f.kind not in HABITS]
+        return [f for f in self.uninterrupted if f.kind not in HABITS + UNSEEN]
 
     @property
     def faults(self) -> int:
@@ -162,7 +162,8 @@ class Report:
             lines.append(f"resumed with: {shlex.join(self.resume_command)}")
         ref = self.reference
         lines.append(f"run never interrupted: {ref['steps']} steps on {len(ref['ranks'])} rank(s), "
-                     f"{ref['seconds']:.1f} s; {ref['saves']} saves, {ref.get('file_events', 0)} file events"
+                     f"{ref['seconds']:.1f} s; {ref['saves']} saves, {ref.get('file_events', 0)} file events "
+                     f"({ref.get('crash_points', 0)} crash points)"
                      + ("" if ref.get("determinism_checked", True) else "; run once: its determinism not checked"))
         rows = self.rows()
         if rows:
