@@ -26,3 +26,6 @@ def test_every_verdict_and_fault_is_said_in_chinese():
         assert _fields(words) <= _fields(VERDICTS[case]) | {"strict"}, case
     assert fault_zh({"kind": "after-save", "at": 11, "rank": 1}) == "第 10 步刚保存完、第 11 步开始时 Rank 1 被 SIGKILL 杀掉"
     assert fault_zh({"kind": "sigterm", "at": 7, "rank": None}) == "第 7 步开始时所有 Rank 收到 SIGTERM"
+    event = {"kind": "power-data", "at": 10, "rank": None, "who": "rank1", "n": 12, "op": "rename", "path": "ck.tmp"}
+    assert fault_zh(event) == "Rank 1 的第 12 个文件事件（rename ck.tmp，第 10 步）之前断电，没有 fsync 的数据丢失"
+    assert fault_zh({**event, "kind": "torn", "who": "main"}).startswith("主进程的第 12 个文件事件")
