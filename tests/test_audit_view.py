@@ -29,3 +29,12 @@ def test_every_verdict_and_fault_is_said_in_chinese():
     event = {"kind": "power-data", "at": 10, "rank": None, "who": "rank1", "n": 12, "op": "rename", "path": "ck.tmp"}
     assert fault_zh(event) == "Rank 1 的第 12 个文件事件（rename ck.tmp，第 10 步）之前断电，没有 fsync 的数据丢失"
     assert fault_zh({**event, "kind": "torn", "who": "main"}).startswith("主进程的第 12 个文件事件")
+    from resume_audit.findings import Finding
+
+    from course_lib.lab.audit_view import finding_line
+
+    lost = Finding("unsynced-dir", {"fault": event, "newest": 10, "resumed": 5, "lost": 5,
+                                    "names": [["rename", "a.tmp", "a.pt"], ["create", "a.tmp"], ["mkdir", "x"]]})
+    assert "no fsync of its folder followed the rename of a.tmp to a.pt, the creation of a.tmp (and 1 more)" in lost.line
+    line, _ = finding_line(lost, "zh")
+    assert "把 a.tmp 重命名为 a.pt、创建 a.tmp（另有 1 处）" in line and "rename of" not in line

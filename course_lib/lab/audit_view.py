@@ -8,6 +8,7 @@ templates below (keyed by the finding's kind; the tables' own words are :mod:`co
 from __future__ import annotations
 
 import pandas as pd
+from resume_audit.findings import undone_list
 from resume_audit.report import Report
 
 from course_lib.lab.i18n import resolve, tr
@@ -198,12 +199,21 @@ def rngs_zh(names) -> str:
     return " " + (said[0] if len(said) == 1 else "、".join(said[:-1]) + "和" + said[-1])
 
 
+UNDONE_ZH = {"create": "创建 {0}", "rename": "把 {0} 重命名为 {1}", "remove": "删除 {0}", "mkdir": "创建文件夹 {0}",
+             "rmdir": "删除文件夹 {0}"}
+
+
+def names_zh(ops: list) -> str:
+    """What a power cut undid, in Chinese."""
+    return undone_list(ops, UNDONE_ZH, "（另有 {n} 处）").replace(", ", "、")
+
+
 def finding_line(finding, lang: str) -> tuple[str, str]:
     """A finding's line and fix in ``lang``."""
     if lang != "zh":
         return finding.line, finding.fix
     line, fix = ZH[finding.kind]
-    return _tidy(finding.render(line, fault_zh, rngs_zh)), fix
+    return _tidy(finding.render(line, fault_zh, rngs_zh, names_zh)), fix
 
 
 def audit_findings(report: Report, lang: str | None = None) -> pd.DataFrame:

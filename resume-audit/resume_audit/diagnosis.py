@@ -22,8 +22,8 @@ class AfterFault:
     found: list[Checkpoint]          # the checkpoints the run wrote up to the fault, by the step they hold
     complete: int                    # the newest complete when it struck (0: none)
     intact: int                      # the newest still intact after the crash (before a power cut's loss)
-    power: list[str] | None = None   # what a power cut took back (files, or names undone); None: no power cut
-    live: dict[str, dict] = field(default_factory=dict)  # final path -> a background save of live tensors that wrote it
+    power: list | None = None        # what a power cut took back (files, or [op, path, ...] undone); None: none
+    live: list[dict] = field(default_factory=list)  # the background saves of live tensors, each with its file
 
 
 def restart_findings(ref: Reference, fault: Fault, resumed: int, nxt: list[Segment], total: int | None,
@@ -64,7 +64,7 @@ def _where_from(name: dict, fault: Fault, resumed: int, after: AfterFault) -> li
 
 def unsynced(fault: Fault, name: dict, after: AfterFault, values: dict) -> Finding:
     """What a power cut took back, named by the fsync that would have kept it."""
-    said = ", ".join(after.power or []) or "its files"
+    said = after.power or []
     if fault.kind == "power-data":
         kind, key = "unsynced-file", "files"
     else:
@@ -78,7 +78,7 @@ def _live_save_read(seg: Segment, after: AfterFault) -> dict | None:
     """The background save of live tensors whose file this resumed process read, if it read one."""
     reads = [e.get("file") for e in seg.process.events[:_first_step_index(seg.process)]
              if e["type"] in ("read", "load") and e.get("file")]
-    for save in after.live.values():
+    for save in after.live:
         if any(same(save.get("file"), r) for r in reads):
             return save
     return None

@@ -166,21 +166,20 @@ KINDS = {
                  "failed", "leave each process through os._exit(0) once destroy_process_group() has returned: a "
                  "thread of the process group still running at shutdown aborts the process (pytorch/pytorch#179291)"),
     # (f) durability: what survives every process kill but not a power cut
-    "unsynced-file": ("after {fault}, the checkpoint of step {newest} was lost: {files} had not been fsynced, and a "
-                      "power cut takes back what was not (the resume went on from step {resumed}, {lost} steps lost)",
-                      FSYNC_FILE),
-    "unsynced-file-read": ("after {fault}, the resumed run did not start ({error}): {files} had not been fsynced, and "
-                           "a power cut left them empty or short", FSYNC_FILE),
-    "unsynced-dir": ("after {fault}, the checkpoint of step {newest} was lost: the folder was not fsynced after {names}, "
-                     "and a power cut undoes that (the resume went on from step {resumed}, {lost} steps lost)",
-                     FSYNC_DIR),
-    "unsynced-dir-read": ("after {fault}, the resumed run did not start ({error}): the folder was not fsynced after "
-                          "{names}, and a power cut undid that", FSYNC_DIR),
+    "unsynced-file": ("after {fault}, the checkpoint of step {newest} was lost: what was written since the last fsync "
+                      "of {files} is what a power cut takes back (the resume went on from step {resumed}, {lost} steps "
+                      "lost)", FSYNC_FILE),
+    "unsynced-file-read": ("after {fault}, the resumed run did not start ({error}): what was written since the last "
+                           "fsync of {files} is what a power cut takes back", FSYNC_FILE),
+    "unsynced-dir": ("after {fault}, the checkpoint of step {newest} was lost: no fsync of its folder followed {names}, "
+                     "so a power cut undoes it (the resume went on from step {resumed}, {lost} steps lost)", FSYNC_DIR),
+    "unsynced-dir-read": ("after {fault}, the resumed run did not start ({error}): no fsync of its folder followed "
+                          "{names}, so a power cut undid it", FSYNC_DIR),
     # (g) what the audit could not see or do: the verdict cannot claim it
     "unseen-write": ("the audit did not see what wrote {files} under the run's folder (not Python code, torch.save, "
                      "safetensors, pickle or NumPy: another program, or a library's native code), so it could not cut "
-                     "those writes nor tell what a power cut takes back of them", "write checkpoints from Python, or audit the writer "
-                     "itself; until then this verdict does not cover those files"),
+                     "those writes nor tell what a power cut takes back of them", "write checkpoints from Python, or "
+                     "audit the writer itself; until then this verdict does not cover those files"),
     "undelivered-no-step": ("{fault} was not delivered: the attempt took no step (exit code {code})", ""),
     "undelivered-no-save": ("{fault} was not delivered: rank {rank} made no save after step {at} in that attempt", ""),
     "undelivered-no-commit": ("{fault} was not delivered: rank {rank} renamed or copied no file after its save of "
@@ -211,15 +210,20 @@ class Finding:
 
     @property
     def line(self) -> str:
-        return self.render(KINDS[self.kind][0], describe_fault, rng_list)
+        return self.render(KINDS[self.kind][0], describe_fault, rng_list, undone_list)
 
-    def render(self, template: str, fault_text, rngs_text) -> str:
-        """``template`` filled with this finding's values, the fault and the RNGs said by the two functions."""
+    def render(self, template: str, fault_text, rngs_text, names_text=None) -> str:
+        """``template`` filled with this finding's values, the ones kept as data said by the
+        functions: the fault, the RNGs, the file names a power cut undid (a list of operations)."""
         values = dict(self.values)
         if isinstance(values.get("fault"), dict):
             values["fault"] = fault_text(values["fault"])
         if isinstance(values.get("rngs"), list):
             values["rngs"] = rngs_text(values["rngs"])
+        if isinstance(values.get("names"), list):
+            values["names"] = (names_text or undone_list)(values["names"])
+        if isinstance(values.get("files"), list):
+            values["files"] = _some(values["files"])
         return template.format(**values)
 
     @property
@@ -262,6 +266,20 @@ def describe_fault(fault: dict) -> str:
             "during-save": f"SIGKILL {who} half-way through the save after step {at}",
             "during-commit": f"SIGKILL {who} as the save after step {at} was put in place (its rename or copy)",
             "after-save": f"SIGKILL {who} at step {at}, just after the save of step {at - 1}"}[kind]
+
+
+UNDONE = {"create": "the creation of {0}", "rename": "the rename of {0} to {1}", "remove": "the removal of {0}",
+          "mkdir": "the creation of the folder {0}", "rmdir": "the removal of the folder {0}"}
+
+
+def undone_list(ops: list, said: dict = UNDONE, more: str = " (and {n} more)") -> str:
+    """What a power cut undid (``[op, path, ...]`` each), the newest first, at most two said."""
+    words = [said[op[0]].format(*op[1:]) for op in ops[:2]]
+    return ", ".join(words) + (more.format(n=len(ops) - 2) if len(ops) > 2 else "") or "?"
+
+
+def _some(files: list) -> str:
+    return ", ".join(files[:3]) + (f" (+{len(files) - 3})" if len(files) > 3 else "") or "?"
 
 
 def rng_list(names) -> str:

@@ -85,31 +85,31 @@ class Disk:
                 changed.append(path)
         return changed
 
-    def undo_names(self, run: Path) -> list[str]:
+    def undo_names(self, run: Path) -> list[list[str]]:
         """``power-names``: the creates, renames and removes no fsync of their folder made durable
-        are undone, newest first. Returns what was undone, said plainly."""
+        are undone, newest first. Returns what was undone: ``[op, path, ...]`` each."""
         said = []
         for entry in reversed(self.pending):
             op = entry[0]
             if op == "create" and (run / entry[2]).exists():
                 (run / entry[2]).unlink()
-                said.append(f"created {entry[2]}")
+                said.append(["create", entry[2]])
             elif op == "rename":
                 src, dst, shadow = entry[2], entry[3], entry[4]
                 if (run / dst).exists():
                     os.replace(run / dst, run / src)
                     if shadow and Path(shadow).exists():
                         os.link(shadow, run / dst)
-                    said.append(f"renamed {src} -> {dst}")
+                    said.append(["rename", src, dst])
             elif op == "remove" and entry[3] and Path(entry[3]).exists() and not (run / entry[2]).exists():
                 os.link(entry[3], run / entry[2])
-                said.append(f"removed {entry[2]}")
+                said.append(["remove", entry[2]])
             elif op == "mkdir" and (run / entry[2]).is_dir():
                 shutil.rmtree(run / entry[2])
-                said.append(f"made {entry[2]}/")
+                said.append(["mkdir", entry[2]])
             elif op == "rmdir" and not (run / entry[2]).exists():
                 (run / entry[2]).mkdir(parents=True)
-                said.append(f"removed {entry[2]}/")
+                said.append(["rmdir", entry[2]])
         return said
 
 
@@ -123,7 +123,7 @@ def replayed(processes: list[Process]) -> Disk:
     return disk
 
 
-def cut_power(mode: str, processes: list[Process], run: Path) -> list[str]:
+def cut_power(mode: str, processes: list[Process], run: Path) -> list:
     """Leave in ``run`` what a power cut of ``mode`` may leave after ``processes`` ran; returns
     what it changed (files whose data it took back, or the names it undid)."""
     disk = replayed(processes)

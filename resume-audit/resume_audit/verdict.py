@@ -192,14 +192,14 @@ def after_fault(attempts: list[Attempt], finals: dict | None = None) -> AfterFau
     found = disk.checkpoints(processes, struck.run, finals) if struck.run else []
     crashed = struck.crash_disk if struck.crash_disk is not None else struck.disk
     intact = disk.newest(found, crashed) if crashed is not None else disk.newest(found)
-    live = {}
+    live = []
     for p in processes:
         events = disk.happened(p)
         for i, e in enumerate(events):
             if e["type"] == "save" and e.get("live") and e.get("thread") and struck.run:
                 path, fp = disk.follow(events[i + 1:], disk.rel(e["target"], struck.run))
                 if path is not None:
-                    live[path] = {**e, "file": fp}
+                    live.append({**e, "file": fp})
     return AfterFault(found, disk.newest(found), intact, struck.power, live)
 
 

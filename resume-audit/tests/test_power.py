@@ -38,7 +38,7 @@ def test_a_power_cut_takes_back_unsynced_data_and_undoes_unsynced_names(tmp_path
               {"op": "append", "path": "log.txt", "python_open": True},
               *[dict(e) for e in SAVE[:2]], {**SAVE[2], "shadow": str(old)}]
     names = replayed([_proc([dict(e) for e in events])])
-    assert names.undo_names(run) == ["renamed ck.tmp -> ck.pt", "created ck.tmp", "created log.txt"]
+    assert names.undo_names(run) == [["rename", "ck.tmp", "ck.pt"], ["create", "ck.tmp"], ["create", "log.txt"]]
     assert not (run / "ck.tmp").exists() and (run / "ck.pt").read_bytes() == b"old"
     assert not (run / "log.txt").exists(), "its folder was never fsynced: the create is undone"
     (run / "log.txt").write_bytes(b"line 1\nline 2\n")
@@ -108,7 +108,7 @@ def test_a_power_cut_in_a_real_attempt(tmp_path, mode):
     if mode == "power-data":
         assert changed == ["ck.pt", "tmp.pt"] and (run / "ck.pt").stat().st_size == 0
     else:
-        assert not (run / "ck.pt").exists() and "renamed tmp.pt -> ck.pt" in changed
+        assert not (run / "ck.pt").exists() and ["rename", "tmp.pt", "ck.pt"] in changed
     assert disk.newest(found, disk.scan(run)) == 0, "no checkpoint survives"
     assert os.listdir(tmp_path / "records" / "shadows")
 

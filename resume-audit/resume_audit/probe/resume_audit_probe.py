@@ -217,9 +217,12 @@ class Probe:
 
     # ------------------------------------------------------------------ faults
     def _mine(self, modes: tuple, step: int | None, rank: int) -> bool:
+        """Is the fault due here: at its step, or (a save's) at the first save from its step on, which
+        a background save makes some steps later than the run never interrupted did."""
         f = self.fault
-        return (f is not None and not self.fired and f["mode"] in modes and step is not None and f["at"] == step
-                and f.get("rank") in (None, rank))
+        if f is None or self.fired or f["mode"] not in modes or step is None or f.get("rank") not in (None, rank):
+            return False
+        return f["at"] <= step if f["mode"] in ("during-save", "during-commit") else f["at"] == step
 
     def _maybe_signal(self, step, rank) -> None:
         if not self._mine(("sigkill", "sigterm"), step, rank):
