@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shlex
 import sys
 import threading
 import time
@@ -77,7 +78,7 @@ def show(logdir: str | Path, run: str | Path | None = None, lang: str | None = N
     if reach == "proxy":
         prefix = os.environ["JUPYTERHUB_SERVICE_PREFIX"].rstrip("/")
         os.environ.setdefault("TENSORBOARD_PROXY_URL", f"{prefix}/proxy/%PORT%/")
-    notebook.start(f"--logdir {Path(logdir).resolve()}")  # no --port: TensorBoard takes 6006 or the next free one
+    notebook.start(f"--logdir {shlex.quote(str(Path(logdir).resolve()))}")  # no --port: 6006 or the next free one
     return None
 
 
