@@ -97,7 +97,7 @@ def test_each_notebook_twice_in_one_folder_teaches_its_lesson(name, tmp_path, mo
     same_lesson(name, first, second)
 
 
-def run_edition(name: str, lang: str, tmp_path: Path, monkeypatch, params: dict | None = None) -> dict:
+def run_edition(name: str, lang: str, tmp_path: Path, monkeypatch) -> dict:
     """Run edition ``lang`` of notebook ``name`` top to bottom with small parameters through the HTML
     edition's own runner, its runs in ``tmp_path/runs`` (shared by the editions), as the README starts
     Jupyter: the venv's ``bin`` off ``PATH``; the Chinese edition as on a JupyterHub without a proxy.
@@ -112,7 +112,7 @@ def run_edition(name: str, lang: str, tmp_path: Path, monkeypatch, params: dict 
     else:
         monkeypatch.delenv("JUPYTERHUB_SERVICE_PREFIX", raising=False)
     source, recorded = with_recorders(NOTEBOOKS / name if lang == "en" else ZH / name, tmp_path / lang, name[:2])
-    params = {**SMALL[name], **(params or {})}
+    params = dict(SMALL[name])
     if "RUN_DIR" in source.read_text():
         params["RUN_DIR"] = str(tmp_path / "runs")
     nb = execute(source, params, cwd=tmp_path / lang)  # Jupyter starts a kernel in its notebook's folder: the language
