@@ -27,6 +27,8 @@ BENCHMARKS = {
     "audit_overhead": (["audit_overhead.py"], 10),
     "audit_zoo": (["audit_zoo.py"], 30),
     "scorecard": (["scorecard.py"], 12),  # needs the frameworks extra (pip install -e ".[frameworks]")
+    "kit_crashpoints": (["kit_crashpoints.py"], 90),  # the kit's trainer at every crash point of its saves
+    "peer_ckpt_chaos": (["peer_ckpt_chaos.py"], 120),  # needs the peer and frameworks extras
 }
 
 

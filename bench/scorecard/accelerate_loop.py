@@ -64,3 +64,5 @@ h = hashlib.sha256()
 for name, p in sorted(accelerator.unwrap_model(model).named_parameters()):
     h.update(name.encode() + p.detach().numpy().tobytes())
 accelerator.print("final-params", h.hexdigest()[:16], "steps", overall_step)
+if os.environ.get("RESULT_FILE"):  # a file whose bytes a crash-consistency tester compares (bench/peer_ckpt_chaos.py)
+    open(os.environ["RESULT_FILE"], "w").write(h.hexdigest()[:16])

@@ -43,10 +43,12 @@ class Settings:
     (``resume-audit --help``). ``faults``: how many at steps, or the list of them by hand
     (:class:`~resume_audit.plan.Fault` or ``"KIND@STEP[:RANK]"``, e.g. ``"sigkill@7:1"``, or at a
     file event ``"KIND@eN[:WHO]"``, e.g. ``"torn@e12:rank0"``: then those only); ``events``: how
-    many crash points at file events beside them, drawn by the seed; ``every_event``: all of them."""
+    many crash points at file events beside them, drawn by the seed; ``every_event``: all of them;
+    ``events_under``: only the events of files under this folder of ``{run}`` (the checkpoints')."""
     faults: int | list[Fault | str] = 8
     events: int = 4
     every_event: bool = False
+    events_under: str | None = None
     per_run: int = 2
     seed: int = 0
     kinds: tuple[str, ...] = DRAWN
@@ -66,10 +68,12 @@ class Settings:
         unknown = sorted(set(self.kinds) - set(KINDS))
         if unknown or not self.kinds:
             raise AuditError(f"unknown fault kind(s) {unknown}; choose from {', '.join(KINDS)}")
-        if isinstance(self.faults, int) and self.faults < 1 or self.per_run < 1 or self.every < 1:
-            raise AuditError("--faults, --per-run and --every must be at least 1")
+        if isinstance(self.faults, int) and self.faults < 0 or self.per_run < 1 or self.every < 1:
+            raise AuditError("--faults must be 0 or more, --per-run and --every at least 1")
         if self.events < 0:
             raise AuditError("--events must be 0 or more")
+        if self.faults == 0 and not (self.events or self.every_event):
+            raise AuditError("nothing to strike: give --faults or --events (or --every-event) more than 0")
         if self.references not in (1, 2):
             raise AuditError(f"--references is 1 or 2 (got {self.references}): 2 checks that the command is "
                              "deterministic, 1 trusts it to be")
@@ -133,8 +137,8 @@ class _Audit:
             runs = given(s.faults, s.per_run)
             return [[crashpoints.resolve(r[0], first.processes) or r[0]] if r[0].event else r for r in runs]
         runs = plan(steps, ref.ranks, ref.saves(), s.faults, s.seed, tuple(s.kinds), s.per_run)
-        events = crashpoints.every(first.processes) if s.every_event else \
-            crashpoints.sampled(first.processes, s.events, s.seed)
+        events = crashpoints.every(first.processes, s.events_under) if s.every_event else \
+            crashpoints.sampled(first.processes, s.events, s.seed, s.events_under)
         return runs + [[f] for f in events]
 
     def _strike(self, report: Report, ref: Reference, runs: list[list[Fault]], table: Path, timeout: float,

@@ -44,6 +44,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "a power cut (data not fsynced lost; names not fsynced undone); 0: none")
     p.add_argument("--every-event", action="store_true",
                    help="strike every crash point of the run (each file event, in each way it allows), not a sample")
+    p.add_argument("--events-under", metavar="FOLDER",
+                   help="crash points only at the file events under this folder of {run} (where the checkpoints go)")
     p.add_argument("--fault", action="append", metavar="KIND@STEP[:RANK]|KIND@eN[:WHO]",
                    help="deliver this fault instead of seeded ones (repeatable), e.g. sigkill@14:1 or torn@e12:rank0 "
                         "to see again one a report showed")

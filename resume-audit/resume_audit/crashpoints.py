@@ -45,16 +45,24 @@ def points(processes: list[Process]) -> list[tuple[Fault, bool]]:
     return out
 
 
-def every(processes: list[Process]) -> list[Fault]:
-    return [f for f, _ in points(processes)]
+def every(processes: list[Process], under: str | None = None) -> list[Fault]:
+    """Every crash point (``under``: of the files under that folder of the run only)."""
+    return [f for f, _ in points(processes) if _under(f, under)]
 
 
-def sampled(processes: list[Process], count: int, seed: int = 0) -> list[Fault]:
+def _under(fault: Fault, folder: str | None) -> bool:
+    if folder is None:
+        return True
+    folder = folder.strip("/")
+    return fault.path == folder or (fault.path or "").startswith(folder + "/")
+
+
+def sampled(processes: list[Process], count: int, seed: int = 0, under: str | None = None) -> list[Fault]:
     """``count`` crash points drawn by ``seed``, the kinds taken in turn (a torn write, a power
     cut losing data, a kill before an event, a power cut undoing names), each from the events
     of the steps that save where there are such; a power cut after the first save's step, where
     a complete checkpoint can be lost."""
-    found = points(processes)
+    found = [(f, in_save) for f, in_save in points(processes) if _under(f, under)]
     pool = [f for f, in_save in found if in_save] or [f for f, _ in found]
     first = min((f.at for f in pool), default=0)
     later = [f for f in pool if f.kind not in ("power-data", "power-names") or f.at > first]

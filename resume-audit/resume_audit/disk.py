@@ -109,11 +109,20 @@ def follow(events: list[dict], path: str | None) -> tuple[str | None, dict | Non
             break
         if e["type"] == "written" and e["path"] == path:
             written = {k: e.get(k) for k in ("ino", "size", "mtime_ns")}
-        elif e["type"] == "file" and e["op"] == "rename" and e["path"] == path:
-            path = e.get("dst") if not os.path.isabs(e.get("dst", "/")) else None
+        elif e["type"] == "file" and e["op"] == "rename" and moved(path, e) is not None:
+            path = moved(path, e)
         elif e["type"] == "file" and e["op"] in ("create", "truncate", "write") and e["path"] == path and written:
             break  # written again: a later save's
     return path, written
+
+
+def moved(path: str, rename: dict) -> str | None:
+    """Where a ``rename`` event puts ``path`` (the file itself, or one inside a folder it moves);
+    ``None``: it does not move it, or moves it outside the run."""
+    src, dst = rename["path"], rename.get("dst", "")
+    if os.path.isabs(dst) or not (path == src or path.startswith(src + "/")):
+        return None
+    return dst + path[len(src):]
 
 
 def newest(found: list[Checkpoint], disk: dict[str, dict] | None = None) -> int:
@@ -143,11 +152,12 @@ def loaded(found: list[Checkpoint], process: Process) -> int | None:
 def unseen(disk: dict[str, dict], processes: list[Process]) -> list[str]:
     """Files under the run that no recorded event wrote: a writer the audit cannot see (and so
     cannot cut, nor tell a power cut's loss of): a program that is not Python, a library's native code."""
-    made = set()
-    for p in processes:
-        for e in p.events:
-            if e["type"] == "file":
-                made.add(e.get("dst") if e["op"] == "rename" else e["path"])
-            elif e["type"] == "written":
-                made.add(e["path"])
+    made: set[str] = set()
+    events = sorted((e for p in processes for e in p.events if e["type"] in ("file", "written")),
+                    key=lambda e: e.get("t", 0))
+    for e in events:
+        if e["type"] == "file" and e["op"] == "rename":
+            made |= {moved(path, e) or path for path in made} | {e.get("dst")}
+        else:
+            made.add(e["path"])
     return sorted(path for path in disk if path not in made)

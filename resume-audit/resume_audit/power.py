@@ -58,12 +58,7 @@ class Disk:
             done = os.path.normpath(path)
             self.pending = [p for p in self.pending if os.path.normpath(p[1] or ".") != done]
         elif op == "rename":
-            dst = e.get("dst", "")
-            if os.path.isabs(dst):
-                self.files.pop(path, None)
-                return
-            self.files[dst] = self.files.pop(path, _File(None, False))
-            self.pending.append(("rename", os.path.dirname(dst), path, dst, e.get("shadow")))
+            self._rename(path, e.get("dst", ""), e)
         elif op == "remove":
             self.files.pop(path, None)
             self.pending.append(("remove", folder, path, e.get("shadow")))
@@ -71,6 +66,16 @@ class Disk:
             self.pending.append(("mkdir", folder, path))
         elif op == "rmdir":
             self.pending.append(("rmdir", folder, path))
+
+    def _rename(self, path: str, dst: str, e: dict) -> None:
+        if os.path.isabs(dst):
+            self.files.pop(path, None)
+            return
+        for name in [n for n in self.files if n == path or n.startswith(path + "/")]:  # a folder moves what is in it
+            self.files[dst + name[len(path):]] = self.files.pop(name)
+        if not e.get("folder"):
+            self.files.setdefault(dst, _File(None, False))
+        self.pending.append(("rename", os.path.dirname(dst), path, dst, e.get("shadow")))
 
     def lose_data(self, run: Path) -> list[str]:
         """``power-data``: what was written since each file's last fsync is gone. Returns the files changed."""

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 import uuid
 
 WRITE_OPS = ("create", "truncate", "append", "write", "fsync", "fsync-dir", "rename", "remove", "mkdir", "rmdir",
@@ -104,11 +105,12 @@ class FileWatch:
         if not (self.under(src) or self.under(dst)):
             return
         shadow = self.keep(dst) if dst and os.path.isfile(dst) else None
+        folder = bool(src) and os.path.isdir(src)
         self.probe.file_event("rename", self.rel(src) if self.under(src) else src,
-                              dst=self.rel(dst) if self.under(dst) else dst, shadow=shadow)
-        if src in self.pending:
-            self.pending.discard(src)
-            self.pending.add(dst)
+                              dst=self.rel(dst) if self.under(dst) else dst, shadow=shadow, folder=folder or None)
+        for path in [p for p in self.pending if p == src or p.startswith(src + os.sep)]:
+            self.pending.discard(path)
+            self.pending.add(dst + path[len(src):])
 
     def _remove(self, args) -> None:
         path = _abs(args[0], args[1] if len(args) > 1 else None)
@@ -147,7 +149,8 @@ class FileWatch:
         path = _abs(path)
         if self.under(path):
             self.pending.discard(path)
-            self.probe.write_record({"type": "written", "path": self.rel(path), **(fingerprint(path) or {})})
+            self.probe.write_record({"type": "written", "path": self.rel(path), **(fingerprint(path) or {}),
+                                     "t": time.time()})
 
     def fsync(self, fd: int) -> None:
         path = fd_path(fd)

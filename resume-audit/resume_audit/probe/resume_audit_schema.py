@@ -46,11 +46,12 @@ RECORDS = {
                              "mkdir, rmdir or copy", "path": "relative to the run's folder",
              "who": "the process's role: rank{R}, main (the command's own process) or proc",
              "n": "this event's number among its role's file events (a crash point)", "dst": "a rename's target",
+             "folder": "a rename of a folder (what is in it moves with it)",
              "src": "a copy's source", "shadow": "a hard link to the file the event replaces or removes (power cuts)",
              "size": "an fsync: the file's size", "python_open": "opened by Python code (a torn fault cuts it at "
              "close)", "replaces": "a native write over an existing file"},
     "written": {"path": "relative to the run's folder: a write finished", "ino": "its inode", "size": "its size",
-                "mtime_ns": "its modification time"},
+                "mtime_ns": "its modification time", "t": "epoch seconds"},
     "read": {**_WHERE, "path": "a file under the run opened for reading", "file": "{ino, size, mtime_ns}"},
     "seed": {**_WHERE, "which": "python, numpy or torch: an RNG seeded"},
     "restore": {**_WHERE, "which": "python, numpy or torch: an RNG's state set"},

@@ -1,0 +1,53 @@
+"""The kit's own trainer at every crash point of its saves: each file event under its run's
+``checkpoints/`` (each part's write, its fsync, the manifest, the folder's rename, ``LATEST``,
+keep-last-k's removals, every fsync of a folder), struck in each way the event allows: a kill
+before it, the file torn half-way, a power cut that loses what was not fsynced, one that undoes
+the names whose folder was not fsynced (resume_audit.crashpoints). One process and 2 ranks,
+synchronous and background (``--async-save``) saves. Writes ``bench/results/kit_crashpoints.json``:
+per setting, the crash points and the states tried, how many resumed exactly, the first that did
+not (none, for the kit).
+
+    python bench/kit_crashpoints.py [--only NAME ...]
+"""
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from common import RESULTS, write
+from resume_audit import audit
+
+KIT = [sys.executable, "-m", "course_lib", "train", "--run-dir", "{run}", "--train-limit", "320", "--epochs", "2",
+       "--save-every-steps", "2", "--keep-last", "2", "--embed-dim", "8", "--resume", "auto"]
+SETTINGS = {"1-rank": ["--world-size", "1"], "2-ranks": ["--world-size", "2"],
+            "1-rank-async": ["--world-size", "1", "--async-save"], "2-ranks-async": ["--world-size", "2", "--async-save"]}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--only", nargs="+", choices=list(SETTINGS))
+    a = ap.parse_args()
+    saved = RESULTS / "kit_crashpoints.json"
+    out = json.loads(saved.read_text())["settings"] if a.only and saved.exists() else {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in a.only or SETTINGS:
+            t0 = time.perf_counter()
+            report = audit(KIT + SETTINGS[name], out=Path(tmp) / name, faults=0, every_event=True,
+                           events_under="checkpoints", references=1, progress=False)
+            rows = [row for run in report.runs for row in run.rows]
+            kinds = sorted({row.fault.kind for row in rows})
+            exact = sum(run.exact for run in report.runs)
+            out[name] = {"verdict": report.verdict, "exit_code": report.exit_code, "crash_points": len(rows),
+                         "delivered": report.faults, "by_kind": {k: sum(r.fault.kind == k for r in rows) for k in kinds},
+                         "file_events": report.reference.get("file_events"), "runs_exact": exact,
+                         "unrecoverable": len(report.runs) - exact,
+                         "first_not_exact": next((f.line for f in report.findings if f.kind_class != "note"), None),
+                         "seconds": round(time.perf_counter() - t0, 1)}
+            print(name, out[name]["verdict"], f"{exact}/{len(report.runs)} exact", out[name]["seconds"], "s", flush=True)
+    write("kit_crashpoints", {"command": " ".join(KIT[1:]), "settings": out})
+
+
+if __name__ == "__main__":
+    main()
