@@ -163,11 +163,13 @@ def interval_study(workdir: str | Path, base: TrainConfig, intervals: list[int] 
     same failure times (common random numbers), so the intervals are compared under the same
     luck; repetitions draw new times.
 
-    ``budget_seconds`` bounds the measured runs (the calibration comes first, outside it): each run
-    may take the budget left divided by the runs left, so a quick run leaves more to the next. A
-    run that cannot finish in its share stops there and says so in one line; its point records how
-    far it got and how long it ran (a lower bound), and it takes no part in the errors or the best
-    interval. Used in notebook 04 (optional deep-dive A)."""
+    ``budget_seconds`` bounds the measured runs (the calibration comes first, outside it). The runs
+    then go in the order of their predicted wall time, quickest first, each measured once, and each
+    may use what is left of the budget but half an equal share for every run after it: the runs that
+    can finish do, and the one that cannot (saving only at the end, say, on a busy machine) is the
+    one cut short. A run that cannot finish in its time stops there and says so in one line; its
+    point records how far it got and how long it ran (a lower bound), and it takes no part in the
+    errors or the best interval. Used in notebook 04 (optional deep-dive A)."""
     from tqdm.auto import tqdm
 
     workdir = Path(workdir)
@@ -179,13 +181,17 @@ def interval_study(workdir: str | Path, base: TrainConfig, intervals: list[int] 
                             for f in (1 / 8, 1 / 2, 1, 2, 4)})
     runs = {k: [] for k in intervals}
     order = [(rep, k) for rep in range(repeats) for k in random.Random(seed + rep).sample(intervals, len(intervals))]
-    end = None if budget_seconds is None else time.perf_counter() + budget_seconds
+    end = floor = None
+    if budget_seconds is not None:  # the quickest first: the run cut short is the one that could not finish anyway
+        predicted = {k: float(expected_wall(k, costs, mtbf)) for k in intervals}
+        order = [(rep, k) for rep in range(repeats) for k in sorted(intervals, key=predicted.__getitem__)]
+        end, floor = time.perf_counter() + budget_seconds, budget_seconds / (2 * len(order))
     for i, (rep, k) in enumerate(tqdm(order, desc=shown("runs through random failures"))):
         cfg = base.replace(run_dir=str(workdir / f"every-{k}-rep{rep}"), save_every_steps=k)
         gap_seed = seed * 1_000_003 + rep
-        deadline = None if end is None else time.perf_counter() + (end - time.perf_counter()) / (len(order) - i)
+        deadline = None if end is None else end - floor * (len(order) - i - 1)  # half a share kept for each run after
         kept = None
-        for attempt in range(1 + DISTURBED_RETRIES):  # the same failure times again: only the machine's load differs
+        for attempt in range(1 if end else 1 + DISTURBED_RETRIES):  # the same failure times again: only the load differs
             run = {**train_through_failures(cfg, exponential_gaps(mtbf, seed=gap_seed), deadline),
                    "gap_seed": gap_seed, "measured_again": attempt}
             kept = run if kept is None or run["finished"] else kept  # a retry cut by the budget keeps the first
