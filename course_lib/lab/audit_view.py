@@ -29,7 +29,8 @@ POSITION = "把 epoch 内的位置（步数）存进检查点，续训时跳过�
 ORDER = ("恢复数据的打乱顺序：DataLoader 生成器的状态（generator.get_state()），"
          "或用续训所在的 epoch 调用 sampler.set_epoch(epoch)")
 SIGTERM = "收到 SIGTERM 时只设一个标志；在这一步结束时保存检查点，然后退出"
-SNAPSHOT = "交给异步保存的必须是快照（把模型和优化器 state_dict() 里的每个张量都复制一份，比如用 copy.deepcopy），或者在训练线程里保存"
+SNAPSHOT = ("交给异步保存的必须是快照（把模型和优化器 state_dict() 里的每个张量都复制一份，比如用 copy.deepcopy），"
+            "或者在训练线程里保存")
 FSYNC_FILE = "检查点的每个文件在重命名到位之前都要 fsync（f.flush(); os.fsync(f.fileno())），然后再 fsync 所在文件夹"
 FSYNC_DIR = ("把检查点重命名到位之后，fsync 所在文件夹（fd = os.open(文件夹, os.O_RDONLY); os.fsync(fd); "
              "os.close(fd)）")
@@ -75,7 +76,8 @@ ZH = {
                      "训练启动时加载最新的检查点"),
     "older": ("{fault}后，续训从第 {resumed} 步接着训练，可第 {newest} 步的检查点完好地留在磁盘上：续训没有用最新的检查点"
               "（白费了 {lost} 步）",
-              "从最新的完整检查点续训，不管它在哪个文件里（按步数排序，不要按文件名：按字符串比，'step-9' 排在 'step-18' 后面；"
+              "从最新的完整检查点续训，不管它在哪个文件里（按步数排序，不要按文件名："
+              "按字符串比，'step-9' 排在 'step-18' 后面；"
               "收到 SIGTERM 时存下的检查点也算）"),
     "unaligned": ("{fault}后，续训起点的参数不是从未中断的训练中的任何一个状态", "从本次训练的检查点加载模型的 state_dict"),
     "sigterm-no-save": ("{fault}（集群调度系统的抢占）：脚本没有保存就停下了；续训从第 {resumed} 步接着训练"
@@ -83,10 +85,11 @@ ZH = {
                         SIGTERM),
     "sigterm-ignored": ("{fault}：{grace:.0f} 秒后脚本还在运行，被杀掉；续训从第 {resumed} 步接着训练（白费了 {lost} 步）",
                         SIGTERM),
-    "snapshot": ("{fault}后，续训读的检查点是由一个异步保存（线程 {thread}）在训练继续进行时，直接拿正在变化的模型和优化器写的："
+    "snapshot": ("{fault}后，续训读的检查点是由一个异步保存（线程 {thread}）在训练继续进行时，"
+                 "直接拿正在变化的模型和优化器写的："
                  "它在被要求保存的那一步旁边，装着后面几步的状态，所以续训在第 {step} 步出现分歧", SNAPSHOT),
-    "snapshot-mix": ("{fault}后，续训开始时的参数是第 {params} 步的，优化器状态却是第 {state} 步的：这个检查点不是同一步的快照",
-                     SNAPSHOT),
+    "snapshot-mix": ("{fault}后，续训开始时的参数是第 {params} 步的，优化器状态却是第 {state} 步的："
+                     "这个检查点不是同一步的快照", SNAPSHOT),
     "optimizer": ("{fault}后，续训时（第 {resumed} 步）的优化器状态与从未中断的训练不同",
                   "把 optimizer.state_dict() 和模型一起保存并加载回来（本章三样中的第二样）"),
     "scheduler": ("{fault}后，第 {step} 步用的学习率是 {ours}，从未中断的训练用的是 {theirs}",
@@ -127,8 +130,8 @@ ZH = {
     "skip": ("{fault}后，续训跳过了 {n} 步的批次：第 {step} 步训练的是第 {other} 步的批次", POSITION),
     "order-generator": ("{fault}后，第 {step} 步训练的批次与从未中断的训练不同：这一轮遍历开始时，DataLoader 自己的生成器"
                         "处在另一个状态（它没有恢复）",
-                        "把 DataLoader 生成器的状态（generator.get_state()）存进检查点，在这一轮遍历接着进行之前用 set_state "
-                        "恢复；或者用 epoch 给它设种子"),
+                        "把 DataLoader 生成器的状态（generator.get_state()）存进检查点，"
+                        "在这一轮遍历接着进行之前用 set_state 恢复；或者用 epoch 给它设种子"),
     "order": ("{fault}后，第 {step} 步训练的批次与从未中断的训练不同，而审计看得到的随机数生成器都相同：数据顺序没有恢复",
               ORDER),
     "order-sampler": ("{fault}后，第 {step} 步训练的批次与从未中断的训练不同（它的 DistributedSampler 在 epoch {ours}，"
@@ -138,7 +141,8 @@ ZH = {
     "unseen": ("{fault}后，参数、缓冲区、优化器状态、学习率、随机数生成器和批次都相同，第 {step} 步的 {what} 却不同："
                "是审计看不到的状态（脚本自己持有的生成器、计数器），或者结果不确定的算子",
                "把一步用到的所有状态都保存下来（生成器用 get_state()）"),
-    "buffers": ("{fault}后，第 {step} 步时模型的缓冲区（BatchNorm 的滑动平均统计量，以及任何注册的缓冲区）与从未中断的训练不同，"
+    "buffers": ("{fault}后，第 {step} 步时模型的缓冲区（BatchNorm 的滑动平均统计量，以及任何注册的缓冲区）"
+                "与从未中断的训练不同，"
                 "而参数、优化器状态和批次都相同：缓冲区没有恢复",
                 "保存 model.state_dict()（它包含缓冲区），不要只存参数；加载时用 strict=True"),
     "ema": ("{fault}后，第 {step} 步时的平均模型（EMA/SWA）与从未中断的训练不同，而训练的参数相同：它没有保存和恢复",
@@ -157,7 +161,8 @@ ZH = {
                               "没有重命名或复制任何文件", ""),
     "undelivered-ended": ("故障“{fault}”没有发生：这次启动在第 {reached} 步就结束了（退出码 {code}）", ""),
     "undelivered-no-event": ("故障“{fault}”没有发生：从未中断的训练没有这个文件事件，或者这次训练没有走到它", ""),
-    "unseen-write": ("审计没有看到是什么写了训练文件夹里的 {files}（不是 Python 代码，也不是 torch.save、safetensors、pickle 或 "
+    "unseen-write": ("审计没有看到是什么写了训练文件夹里的 {files}"
+                     "（不是 Python 代码，也不是 torch.save、safetensors、pickle 或 "
                      "NumPy：是别的程序，或者某个库的本地代码），所以没法在写这些文件时制造故障，也说不出断电会让它们丢掉什么",
                      "用 Python 写检查点，或者单独审计那个写文件的程序；在那之前，这个结论不包括这些文件"),
     "unsynced-file": ("{fault}后，第 {newest} 步的检查点丢了：{files} 没有 fsync，断电会让没有 fsync 的数据丢失"
@@ -172,7 +177,8 @@ ZH = {
 }
 VERDICT_ZH = {"deterministic": ("不确定：脚本本身不是确定性的，两次从未中断的训练就不同，"
                                 "任何续训都不可能逐位相同（先修正这一条）"),
-              "inconclusive": ("无法下结论：审计没能看到或没能制造它需要的一切（见上）；已经发生的 {n} 次故障之后续训都逐位相同，"
+              "inconclusive": ("无法下结论：审计没能看到或没能制造它需要的一切（见上）；"
+                               "已经发生的 {n} 次故障之后续训都逐位相同，"
                                "但这说明不了其余的部分"),
               "durable": "经不起断电：每一次杀进程之后续训都逐位相同，但断电会让一个完整的检查点丢失（见上）{strict}",
               "exact": "逐位相同：{n} 次故障，每一次之后的续训都与从未中断的训练逐位相同",
