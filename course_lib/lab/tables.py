@@ -72,9 +72,10 @@ COMPARISON = {"refused": "refused before any rank started", "identical": "identi
 def comparisons(results: dict[str, dict], lang: str | None = None, index: str = "run") -> pd.DataFrame:
     """One row per compared run (a :func:`course_lib.watch.compare.compare_runs` result each).
     Used in notebook 05 (optional deep-dive B) and by :func:`course_lib.lab.drills.world_size_study`."""
-    rows = {name: {tr(label, lang): _value(r[k], lang) for k, label in COMPARISON.items() if k in r}
+    shown = [k for k in COMPARISON if any(k in r for r in results.values())]
+    rows = {name: {tr(COMPARISON[k], lang): _value(r[k], lang) if k in r else "–" for k in shown}  # refused: no comparison
             for name, r in results.items()}
-    frame = pd.DataFrame.from_dict(rows, orient="index").fillna("–")  # a refused resume has no comparison
+    frame = pd.DataFrame.from_dict(rows, orient="index", dtype=object)  # 0 samples, not 0.0
     frame.index.name = tr(index, lang)
     return frame
 
