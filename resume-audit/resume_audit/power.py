@@ -62,7 +62,7 @@ class Disk:
         elif op == "remove":
             self.files.pop(path, None)
             self.pending.append(("remove", folder, path, e.get("shadow")))
-        elif op == "mkdir":
+        elif op == "mkdir" and not e.get("exists"):
             self.pending.append(("mkdir", folder, path))
         elif op == "rmdir":
             self.pending.append(("rmdir", folder, path))

@@ -47,8 +47,12 @@ class Process:
         return full[-1]["params"] if full and full[-1] is self.steps[-1] else None
 
     def final_buffers(self) -> str | None:
-        """The model's buffers as this process left them (``None``: not known)."""
-        return (self.end or {}).get("buffers")
+        """The model's buffers as this process left them: its ``end`` record, else its last full
+        step (the buffers as that step's forward left them: no forward came after it)."""
+        if self.end is not None:
+            return self.end.get("buffers")
+        full = [s for s in self.steps if "params" in s]
+        return full[-1].get("buffers") if full and full[-1] is self.steps[-1] else None
 
     def final_ema(self) -> str | None:
         """The averaged model (EMA, SWA) as this process left it (``None``: it had none)."""

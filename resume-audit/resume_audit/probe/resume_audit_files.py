@@ -118,9 +118,11 @@ class FileWatch:
             self.probe.file_event("remove", self.rel(path), shadow=self.keep(path) if os.path.isfile(path) else None)
 
     def _mkdir(self, args) -> None:
+        """Every ``mkdir`` call, also of a folder that exists (``os.makedirs(exist_ok=True)``: ranks
+        racing to make one folder), so that the events' numbers do not depend on who won."""
         path = _abs(args[0], args[2] if len(args) > 2 else None)
-        if self.under(path) and not os.path.isdir(path):
-            self.probe.file_event("mkdir", self.rel(path))
+        if self.under(path):
+            self.probe.file_event("mkdir", self.rel(path), exists=os.path.isdir(path) or None)
 
     def _rmdir(self, args) -> None:
         path = _abs(args[0], args[1] if len(args) > 1 else None)

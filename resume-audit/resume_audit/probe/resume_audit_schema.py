@@ -47,6 +47,7 @@ RECORDS = {
              "who": "the process's role: rank{R}, main (the command's own process) or proc",
              "n": "this event's number among its role's file events (a crash point)", "dst": "a rename's target",
              "folder": "a rename of a folder (what is in it moves with it)",
+             "exists": "a mkdir of a folder that was there already (it does nothing)",
              "src": "a copy's source", "shadow": "a hard link to the file the event replaces or removes (power cuts)",
              "size": "an fsync: the file's size", "python_open": "opened by Python code (a torn fault cuts it at "
              "close)", "replaces": "a native write over an existing file"},
