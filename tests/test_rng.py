@@ -32,3 +32,14 @@ def test_each_rank_has_its_own_streams_and_the_same_seed_gives_the_same_ones():
         rng.seed_rngs(3, rank)
         draws.setdefault(rank, []).append((random.random(), np.random.rand(), torch.rand(1).item()))
     assert draws[0][0] == draws[0][1] and draws[0][0] != draws[1][0]
+
+
+def test_the_kit_saves_every_rng_the_audit_watches():
+    """One list of a rank's RNGs, kept twice on purpose (the core saves states it must load back
+    with weights_only=True; the audit's probe, a package of its own, only digests them): both name
+    the same generators, so what the kit saves is what the audit would ask of any script."""
+    from resume_audit.probe.resume_audit_digests import rng_digests
+
+    from course_lib.checkpoint.resume import rng_state
+
+    assert set(rng_state()) == set(rng_digests()) == {"python", "numpy", "torch"}
