@@ -6,8 +6,9 @@ kept apart: a *defect* makes the resumed run another run; *lost work* (:data:`LO
 the same run, steps trained again; *not durable* (:data:`DURABILITY`): a checkpoint that survives
 every process kill is lost to a power cut; *unseen* (:data:`UNSEEN`): something the audit could
 not see or deliver, so the verdict cannot claim it (inconclusive); a *note* (:data:`NOTES`) says
-something about the run that is not wrong (docs/audit.md, "The verdicts"). The templates are English;
-a view in another language keys its own templates by ``kind`` (a finding keeps its facts as data).
+something about the run that is not wrong (docs/audit.md, "The verdicts"). The templates are English
+module data (:data:`KINDS`, :data:`FAULTS`, :data:`RNG_NAMES`, :data:`UNDONE`): a view in another language
+words these same templates, and a finding keeps its facts as data for it.
 """
 from __future__ import annotations
 
@@ -253,26 +254,33 @@ class Finding:
                 "lost_work": self.kind in LOST, "steps_lost": self.lost, "count": self.count, "values": self.values}
 
 
+# a fault, as describe_fault says it: module data, so that a view in another language words the same templates
+EVENT = "{who}'s file event {n} ({op} {path}, step {at})"
+FAULTS = {"sigkill": "SIGKILL {who} at step {at}", "sigterm": "SIGTERM {who} at step {at}",
+          "during-save": "SIGKILL {who} half-way through the save after step {at}",
+          "during-commit": "SIGKILL {who} as the save after step {at} was put in place (its rename or copy)",
+          "after-save": "SIGKILL {who} at step {at}, just after the save of step {prev}",
+          "before": f"SIGKILL just before {EVENT}", "torn": f"SIGKILL with the file of {EVENT} half written",
+          "power-data": f"a power cut just before {EVENT}, the data not fsynced lost",
+          "power-names": f"a power cut just before {EVENT}, the renames and creates not fsynced undone"}
+EVERY_RANK, ONE_RANK = "every rank", "rank {rank}"
+
+
 def describe_fault(fault: dict) -> str:
-    """A fault (``kind``, ``at``, ``rank``; a file event's ``who``, ``n``, ``op``, ``path``), said as the report says it."""
-    kind, at = fault["kind"], fault["at"]
-    if kind in ("before", "torn", "power-data", "power-names"):
-        event = f"{fault['who']}'s file event {fault['n']} ({fault.get('op')} {fault.get('path')}, step {at})"
-        return {"before": f"SIGKILL just before {event}", "torn": f"SIGKILL with the file of {event} half written",
-                "power-data": f"a power cut just before {event}, the data not fsynced lost",
-                "power-names": f"a power cut just before {event}, the renames and creates not fsynced undone"}[kind]
-    who = "every rank" if fault["rank"] is None else f"rank {fault['rank']}"
-    return {"sigkill": f"SIGKILL {who} at step {at}", "sigterm": f"SIGTERM {who} at step {at}",
-            "during-save": f"SIGKILL {who} half-way through the save after step {at}",
-            "during-commit": f"SIGKILL {who} as the save after step {at} was put in place (its rename or copy)",
-            "after-save": f"SIGKILL {who} at step {at}, just after the save of step {at - 1}"}[kind]
+    """A fault (``kind``, ``at``, ``rank``; a file event's ``who``, ``n``, ``op``, ``path``), said as the report
+    says it: its template of :data:`FAULTS`, its rank one of :data:`EVERY_RANK`, :data:`ONE_RANK` (a file event:
+    its role)."""
+    who = fault["who"] if "who" in fault else EVERY_RANK if fault["rank"] is None else ONE_RANK.format(rank=fault["rank"])
+    return FAULTS[fault["kind"]].format(who=who, at=fault["at"], prev=fault["at"] - 1, n=fault.get("n"),
+                                        op=fault.get("op"), path=fault.get("path"))
 
 
 UNDONE = {"create": "the creation of {0}", "rename": "the rename of {0} to {1}", "remove": "the removal of {0}",
           "mkdir": "the creation of the folder {0}", "rmdir": "the removal of the folder {0}"}
+MORE = " (and {n} more)"  # after the two said
 
 
-def undone_list(ops: list, said: dict = UNDONE, more: str = " (and {n} more)") -> str:
+def undone_list(ops: list, said: dict = UNDONE, more: str = MORE) -> str:
     """What a power cut undid (``[op, path, ...]`` each), the newest first, at most two said."""
     words = [said[op[0]].format(*op[1:]) for op in ops[:2]]
     return ", ".join(words) + (more.format(n=len(ops) - 2) if len(ops) > 2 else "") or "?"
