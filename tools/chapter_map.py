@@ -66,7 +66,7 @@ def times_block(parts: list[dict] | None, lang: str) -> str:
     ex = [p for p in parts if kind_of(p["title"]) == "exercises"]
     optional = [p for p in parts if kind_of(p["title"]) == "optional"]
     if zh:
-        lines = [f"**用时**（{'双核机器、其中一个核被别的程序占满（就像共用的教学服务器）' if BUSY else '双核机器'}、"
+        lines = [f"**用时**（{'双核机器、一个核被别的程序占满' if BUSY else '双核机器'}、"
                  f"默认参数实测；阅读按每分钟 300 字、每行代码或输出 3 秒估计）：核心路径约 "
                  f"{minutes(read)} 分钟阅读 + {minutes(run)} 分钟运行"]
         if ex:  # their check cells ran on empty answers here: a real check's time is in docs/exercises.md
@@ -75,9 +75,10 @@ def times_block(parts: list[dict] | None, lang: str) -> str:
             lines.append("选读（阅读 + 运行，分钟）" + "，".join(f"{letter(p)} {minutes(p['read_seconds'])} + "
                                                           f"{minutes(p['run_seconds'])}" for p in optional))
         return "；".join(lines) + "。"
-    machine = "2 cores, one of them busy with another program as on a shared class server" if BUSY else "2 cores"
-    lines = [f"**Time** ({machine}, the defaults; reading at 180 words a minute, 3 s a line of code or of printed output): "
-             f"core path about {minutes(read)} min to read + {minutes(run)} min to run"]
+    # a header is short (tests/test_chapter_map.py): the README says what "one loaded" is (another program on it)
+    how = ("defaults, 2 cores, one loaded; reading 180 words a minute, 3 s a line of code or output" if BUSY else
+           "2 cores, the defaults; reading at 180 words a minute, 3 s a line of code or of printed output")
+    lines = [f"**Time** ({how}): core path about {minutes(read)} min to read + {minutes(run)} min to run"]
     if ex:  # their check cells ran on empty answers here: a real check's time is in docs/exercises.md
         lines.append(f"exercises and quiz about {minutes(sum(p['read_seconds'] for p in ex))} min to read, plus your code")
     if optional:
