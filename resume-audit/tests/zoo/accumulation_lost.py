@@ -7,7 +7,7 @@ import sys
 import torch
 import torch.nn.functional as F
 from torch.utils.data import DataLoader
-from zoo_common import StopFlag, dataset, load, model, options, save_atomic
+from zoo_common import StopFlag, dataset, finish, load, model, options, save_atomic
 
 ACCUM = 4
 args = options()
@@ -36,10 +36,12 @@ while epoch < args.epochs:
         if micro % ACCUM == 0:
             optimizer.step()
             optimizer.zero_grad()
-        if done % 6 == 0 or stop.requested:  # every 6 micro-batches: mid-way through a step's accumulation
+        # the defect: every 6 micro-batches, mid-way through a step's accumulation
+        if done % 6 == 0 or stop.requested:  # fix: if micro % ACCUM == 0 and (done % 6 == 0 or stop.requested):
             save_atomic({"model": net.state_dict(), "optimizer": optimizer.state_dict(), "epoch": epoch,
                          "batches": done, "rng": torch.get_rng_state()}, path)
-        if stop.requested:
+        if stop.requested:  # fix: if stop.requested and micro % ACCUM == 0:
             sys.exit(0)
     epoch, done = epoch + 1, 0
+finish(net, optimizer)
 print("done")

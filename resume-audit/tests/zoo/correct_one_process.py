@@ -6,7 +6,7 @@ import sys
 import torch
 import torch.nn.functional as F
 from torch.utils.data import DataLoader
-from zoo_common import StopFlag, dataset, load, model, options, save_atomic
+from zoo_common import StopFlag, dataset, finish, load, model, options, save_atomic
 
 args = options()
 path = os.path.join(args.out, "checkpoint.pt")
@@ -48,4 +48,5 @@ while epoch < args.epochs:
         if stop.requested:
             sys.exit(0)
     epoch, step = epoch + 1, 0
+finish(net, optimizer)
 print("done")

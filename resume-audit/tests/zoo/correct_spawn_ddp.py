@@ -9,7 +9,7 @@ import torch.multiprocessing as mp
 import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.utils.data import DataLoader, DistributedSampler
-from zoo_common import StopFlag, dataset, free_port, load, model, options, save_atomic
+from zoo_common import StopFlag, dataset, finish, free_port, load, model, options, save_atomic
 
 WORLD = 2
 
@@ -63,6 +63,7 @@ def worker(rank: int, port: int, args) -> None:
                 dist.destroy_process_group()
                 return
         epoch, step = epoch + 1, 0
+    finish(net.module, opt)
     dist.destroy_process_group()
 
 

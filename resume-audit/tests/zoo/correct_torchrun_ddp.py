@@ -11,7 +11,7 @@ import torch.distributed as dist
 import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.utils.data import DataLoader, DistributedSampler
-from zoo_common import StopFlag, dataset, load, model, options, save_atomic
+from zoo_common import StopFlag, dataset, finish, load, model, options, save_atomic
 
 
 def main() -> None:
@@ -60,6 +60,7 @@ def main() -> None:
                 dist.destroy_process_group()
                 return
         epoch, step = epoch + 1, 0
+    finish(ddp_model.module, optimizer)
     dist.destroy_process_group()
 
 

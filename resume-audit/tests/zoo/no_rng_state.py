@@ -5,7 +5,7 @@ import sys
 import torch
 import torch.nn.functional as F
 from torch.utils.data import DataLoader
-from zoo_common import StopFlag, dataset, load, model, options, save_atomic
+from zoo_common import StopFlag, dataset, finish, load, model, options, save_atomic
 
 
 class Run:
@@ -21,10 +21,14 @@ class Run:
             for name in ("net", "opt", "sched"):
                 getattr(self, name).load_state_dict(saved[name])
             self.epoch, self.step = saved["epoch"], saved["step"]
+            pass  # fix: torch.set_rng_state(saved["rng"])
 
     def save(self):
-        save_atomic({"net": self.net.state_dict(), "opt": self.opt.state_dict(), "sched": self.sched.state_dict(),
-                     "epoch": self.epoch, "step": self.step}, self.path)
+        save_atomic({
+            "net": self.net.state_dict(), "opt": self.opt.state_dict(), "sched": self.sched.state_dict(),
+            "epoch": self.epoch,  # fix: "epoch": self.epoch, "rng": torch.get_rng_state(),
+            "step": self.step,
+        }, self.path)
 
     def train(self, data, stop):
         while self.epoch < self.args.epochs:
@@ -46,4 +50,6 @@ class Run:
 
 
 if __name__ == "__main__":
-    Run(options()).train(dataset(), StopFlag())
+    run = Run(options())
+    run.train(dataset(), StopFlag())
+    finish(run.net, run.opt)

@@ -6,7 +6,7 @@ import sys
 import torch
 import torch.nn.functional as F
 from torch.utils.data import DataLoader
-from zoo_common import StopFlag, dataset, load, model, options, save_atomic
+from zoo_common import StopFlag, dataset, finish, load, model, options, save_atomic
 
 args = options()
 ckpt_file = os.path.join(args.out, "ckpt.pt")
@@ -19,6 +19,7 @@ state = load(ckpt_file)
 if state is not None:
     net.load_state_dict(state["net"])
     optimizer.load_state_dict(state["optimizer"])
+    pass  # fix: scheduler.load_state_dict(state["scheduler"])
     epoch, step = state["epoch"], state["step"]
 stop = StopFlag()
 data = dataset()
@@ -36,8 +37,11 @@ while epoch < args.epochs:
         scheduler.step()
         step = i + 1
         if step % args.save_every == 0 or stop.requested:
-            save_atomic({"net": net.state_dict(), "optimizer": optimizer.state_dict(), "rng": torch.get_rng_state(),
-                         "epoch": epoch, "step": step}, ckpt_file)
+            save_atomic({
+                "net": net.state_dict(), "optimizer": optimizer.state_dict(), "rng": torch.get_rng_state(),
+                "epoch": epoch, "step": step,  # fix: "epoch": epoch, "step": step, "scheduler": scheduler.state_dict(),
+            }, ckpt_file)
         if stop.requested:
             sys.exit(0)
     epoch, step = epoch + 1, 0
+finish(net, optimizer)

@@ -5,7 +5,14 @@ import os
 import torch
 import torch.nn.functional as F
 from torch.utils.data import DataLoader
-from zoo_common import dataset, load, model, options, save_atomic
+from zoo_common import (
+    dataset,  # fix: StopFlag, dataset,
+    finish,
+    load,
+    model,
+    options,
+    save_atomic,
+)
 
 args = options()
 where = os.path.join(args.out, "train_state.pt")
@@ -19,7 +26,7 @@ if state:
     net.load_state_dict(state["net"])
     optimizer.load_state_dict(state["optimizer"])
     schedule.load_state_dict(state["schedule"])
-data = dataset()
+data = dataset()  # fix: data, stop = dataset(), StopFlag()
 for epoch in range(first, args.epochs):
     batches = list(DataLoader(data, batch_size=args.batch, shuffle=True, generator=torch.Generator().manual_seed(epoch)))
     if state:
@@ -31,7 +38,9 @@ for epoch in range(first, args.epochs):
         F.cross_entropy(net(x), y).backward()
         optimizer.step()
         schedule.step()
-        if (i + 1) % args.save_every == 0:
+        if (i + 1) % args.save_every == 0:  # fix: if (i + 1) % args.save_every == 0 or stop.requested:
             save_atomic({"net": net.state_dict(), "optimizer": optimizer.state_dict(), "schedule": schedule.state_dict(),
                          "rng": torch.get_rng_state(), "epoch": epoch, "done": i + 1}, where)
+        pass  # fix: if stop.requested: raise SystemExit(0)
     done = 0
+finish(net, optimizer)

@@ -6,7 +6,13 @@ import sys
 import torch
 import torch.nn.functional as F
 from torch.utils.data import DataLoader
-from zoo_common import StopFlag, dataset, model, options
+from zoo_common import (
+    StopFlag,
+    dataset,
+    finish,
+    model,
+    options,  # fix: options, save_atomic,
+)
 
 args = options()
 path = os.path.join(args.out, "model.pth")
@@ -38,9 +44,11 @@ while epoch < args.epochs:
         sched.step()
         step += 1
         if step % args.save_every == 0 or stop.requested:
-            torch.save({"model_state_dict": net.state_dict(), "optimizer_state_dict": opt.state_dict(),
-                        "scheduler_state_dict": sched.state_dict(), "rng": torch.get_rng_state(),
-                        "epoch": epoch, "step": step}, path)
+            checkpoint = {"model_state_dict": net.state_dict(), "optimizer_state_dict": opt.state_dict(),
+                          "scheduler_state_dict": sched.state_dict(), "rng": torch.get_rng_state(),
+                          "epoch": epoch, "step": step}
+            torch.save(checkpoint, path)  # fix: save_atomic(checkpoint, path)
         if stop.requested:
             sys.exit(0)
     epoch, step = epoch + 1, 0
+finish(net, opt)

@@ -8,7 +8,7 @@ import torch.multiprocessing as mp
 import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.utils.data import DataLoader, DistributedSampler
-from zoo_common import StopFlag, dataset, free_port, load, model, options, save_atomic
+from zoo_common import StopFlag, dataset, finish, free_port, load, model, options, save_atomic
 
 
 def train(rank, world_size, port, args):
@@ -27,7 +27,8 @@ def train(rank, world_size, port, args):
     if saved:
         ddp.module.load_state_dict(saved["model"])
         opt.load_state_dict(saved["optimizer"])
-        torch.set_rng_state(saved["rng"])  # the defect: rank 0's stream, on every rank
+        # the defect: rank 0's stream, on every rank
+        torch.set_rng_state(saved["rng"])  # fix: torch.set_rng_state(saved["rng"][rank])
         epoch, step = saved["epoch"], saved["step"]
     stop = StopFlag()
     while epoch < args.epochs:
@@ -41,14 +42,18 @@ def train(rank, world_size, port, args):
             step = i + 1
             flag = torch.tensor([float(stop.requested)])
             dist.all_reduce(flag)
-            if rank == 0 and (step % args.save_every == 0 or flag.item()):
-                save_atomic({"model": ddp.module.state_dict(), "optimizer": opt.state_dict(),
-                             "rng": torch.get_rng_state(), "epoch": epoch, "step": step}, ckpt)
+            if step % args.save_every == 0 or flag.item():
+                rng = torch.get_rng_state()  # fix: rng = [None] * world_size
+                pass  # fix: dist.all_gather_object(rng, torch.get_rng_state())
+                if rank == 0:
+                    save_atomic({"model": ddp.module.state_dict(), "optimizer": opt.state_dict(), "rng": rng,
+                                 "epoch": epoch, "step": step}, ckpt)
             if flag.item():
                 dist.barrier()
                 dist.destroy_process_group()
                 return
         epoch, step = epoch + 1, 0
+    finish(ddp.module, opt)
     dist.destroy_process_group()
 
 

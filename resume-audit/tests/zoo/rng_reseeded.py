@@ -5,7 +5,7 @@ import sys
 import torch
 import torch.nn.functional as F
 from torch.utils.data import DataLoader
-from zoo_common import StopFlag, dataset, load, model, options, save_atomic
+from zoo_common import StopFlag, dataset, finish, load, model, options, save_atomic
 
 SEED = 0
 args = options()
@@ -21,7 +21,8 @@ if ck:
     opt.load_state_dict(ck["opt"])
     sched.load_state_dict(ck["sched"])
     pos = ck["pos"]
-    torch.manual_seed(SEED)  # the defect: a fresh stream, not the saved one
+    # the defect: a fresh stream, not the saved one
+    torch.manual_seed(SEED)  # fix: torch.set_rng_state(ck["rng"])
 stop = StopFlag()
 data = dataset()
 for epoch in range(pos["epoch"], args.epochs):
@@ -39,3 +40,4 @@ for epoch in range(pos["epoch"], args.epochs):
                          "rng": torch.get_rng_state(), "pos": {"epoch": epoch, "step": i + 1}}, path)
         if stop.requested:
             sys.exit(0)
+finish(net, opt)

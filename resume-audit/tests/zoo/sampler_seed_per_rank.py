@@ -9,7 +9,7 @@ import torch.multiprocessing as mp
 import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.utils.data import DataLoader, DistributedSampler
-from zoo_common import StopFlag, dataset, free_port, load, model, options, save_atomic
+from zoo_common import StopFlag, dataset, finish, free_port, load, model, options, save_atomic
 
 WORLD = 2
 
@@ -23,7 +23,9 @@ def worker(rank: int, port: int, args) -> None:
     opt = torch.optim.AdamW(net.parameters(), lr=1e-2)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: max(0.0, 1 - s / 40))
     data = dataset()
-    sampler = DistributedSampler(data, num_replicas=WORLD, rank=rank, shuffle=True, seed=rank)  # the defect
+    # the defect: each rank's sampler seeded with its rank
+    sampler = DistributedSampler(data, num_replicas=WORLD, rank=rank, shuffle=True,
+                                 seed=rank)  # fix: seed=0)
     # a generator of its own: the loader draws its workers' base seed from it, not from torch's RNG
     loader = DataLoader(data, batch_size=args.batch // WORLD, sampler=sampler, generator=torch.Generator())
     torch.manual_seed(1000 + rank)  # each rank's own dropout stream
@@ -63,6 +65,7 @@ def worker(rank: int, port: int, args) -> None:
                 dist.destroy_process_group()
                 return
         epoch, step = epoch + 1, 0
+    finish(net.module, opt)
     dist.destroy_process_group()
 
 

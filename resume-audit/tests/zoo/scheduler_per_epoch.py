@@ -7,7 +7,14 @@ import sys
 import torch
 import torch.nn.functional as F
 from torch.utils.data import DataLoader
-from zoo_common import StopFlag, dataset, load, model, options, save_atomic
+from zoo_common import StopFlag, dataset, finish, load, model, options, save_atomic
+
+
+def fast_forward(schedule, steps: int) -> None:
+    """Put a schedule back where it was by stepping it again as many times."""
+    for _ in range(steps):
+        schedule.step()
+
 
 args = options()
 path = os.path.join(args.out, "checkpoint.pt")
@@ -21,8 +28,8 @@ if checkpoint:
     net.load_state_dict(checkpoint["model"])
     optimizer.load_state_dict(checkpoint["optimizer"])
     epoch, step, done, rng = checkpoint["epoch"], checkpoint["step"], checkpoint["done"], checkpoint["rng"]
-    for _ in range(done):  # the schedule put back by the steps done (it counts epochs)
-        scheduler.step()
+    # the defect: the schedule put back by the steps done (it counts epochs)
+    fast_forward(scheduler, done)  # fix: scheduler.load_state_dict(checkpoint["scheduler"])
 stop = StopFlag()
 while epoch < args.epochs:
     batches = iter(DataLoader(data, batch_size=args.batch, shuffle=True, generator=torch.Generator().manual_seed(epoch)))
@@ -37,10 +44,14 @@ while epoch < args.epochs:
         optimizer.step()
         step, done = step + 1, done + 1
         if done % args.save_every == 0 or stop.requested:
-            save_atomic({"model": net.state_dict(), "optimizer": optimizer.state_dict(), "epoch": epoch, "step": step,
-                         "done": done, "rng": torch.get_rng_state()}, path)
+            save_atomic({
+                "model": net.state_dict(), "optimizer": optimizer.state_dict(), "epoch": epoch,
+                "done": done, "rng": torch.get_rng_state(),
+                "step": step,  # fix: "step": step, "scheduler": scheduler.state_dict(),
+            }, path)
         if stop.requested:
             sys.exit(0)
     scheduler.step()
     epoch, step = epoch + 1, 0
+finish(net, optimizer)
 print("done")

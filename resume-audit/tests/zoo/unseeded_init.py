@@ -6,12 +6,13 @@ import sys
 import torch
 import torch.nn.functional as F
 from torch.utils.data import DataLoader
-from zoo_common import StopFlag, dataset, load, model, options, save_atomic
+from zoo_common import StopFlag, dataset, finish, load, model, options, save_atomic
 
 args = options()
 path = os.path.join(args.out, "checkpoint.pt")
-net = model()  # the defect: torch.manual_seed comes after this line
-torch.manual_seed(0)
+# the defect: torch.manual_seed comes after the model is built
+net = model()  # fix: torch.manual_seed(0)
+torch.manual_seed(0)  # fix: net = model()
 opt = torch.optim.AdamW(net.parameters(), lr=1e-2)
 epoch = step = 0
 ck = load(path)
@@ -39,3 +40,4 @@ while epoch < args.epochs:
         if stop.requested:
             sys.exit(0)
     epoch, step = epoch + 1, 0
+finish(net, opt)

@@ -8,7 +8,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from torch.utils.data import DataLoader, Dataset, get_worker_info
-from zoo_common import StopFlag, dataset, load, model, options, save_atomic
+from zoo_common import StopFlag, dataset, finish, load, model, options, save_atomic
 
 
 class Noisy(Dataset):
@@ -24,7 +24,9 @@ class Noisy(Dataset):
 
 
 def start_worker(_worker_id):
-    get_worker_info().dataset.rng = np.random.default_rng()  # not seeded from torch.initial_seed()
+    # the defect: not seeded from torch.initial_seed()
+    worker = get_worker_info()
+    worker.dataset.rng = np.random.default_rng()  # fix: worker.dataset.rng = np.random.default_rng(torch.initial_seed())
 
 
 if __name__ == "__main__":
@@ -60,4 +62,5 @@ if __name__ == "__main__":
             if stop.requested:
                 sys.exit(0)
         epoch, step = epoch + 1, 0
+    finish(net, optimizer)
     print("done")

@@ -1,0 +1,65 @@
+"""Defect: the save is atomic (a temporary file renamed over the checkpoint) but nothing is ever
+fsynced: every process kill leaves a complete checkpoint (the written bytes are in the page cache),
+but a power cut or a kernel crash may leave the renamed file without its data, and every restart
+fails on it."""
+import os
+import sys
+
+import torch
+import torch.nn.functional as F
+from torch.utils.data import DataLoader
+from zoo_common import (
+    StopFlag,
+    dataset,
+    finish,
+    load,
+    model,
+    options,  # fix: options, fsync_dir,
+)
+
+args = options()
+path = os.path.join(args.out, "checkpoint.pt")
+torch.manual_seed(0)
+data, net = dataset(), model()
+opt = torch.optim.AdamW(net.parameters(), lr=1e-2)
+sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: max(0.0, 1 - s / 40))
+epoch, step, rng = 0, 0, None
+ck = load(path)
+if ck:
+    net.load_state_dict(ck["model"])
+    opt.load_state_dict(ck["optimizer"])
+    sched.load_state_dict(ck["scheduler"])
+    epoch, step, rng = ck["epoch"], ck["step"], ck["rng"]
+
+
+def save(state: dict) -> None:
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as f:
+        torch.save(state, f)
+        f.flush()
+        pass  # fix: os.fsync(f.fileno())
+    os.replace(tmp, path)
+    pass  # fix: fsync_dir(args.out)
+
+
+stop = StopFlag()
+while epoch < args.epochs:
+    batches = iter(DataLoader(data, batch_size=args.batch, shuffle=True, generator=torch.Generator().manual_seed(epoch)))
+    for _ in range(step):
+        next(batches)
+    if rng is not None:
+        torch.set_rng_state(rng)
+        rng = None
+    for x, y in batches:
+        opt.zero_grad()
+        F.cross_entropy(net(x), y).backward()
+        opt.step()
+        sched.step()
+        step += 1
+        if step % args.save_every == 0 or stop.requested:
+            save({"model": net.state_dict(), "optimizer": opt.state_dict(), "scheduler": sched.state_dict(),
+                  "rng": torch.get_rng_state(), "epoch": epoch, "step": step})
+        if stop.requested:
+            sys.exit(0)
+    epoch, step = epoch + 1, 0
+finish(net, opt)
