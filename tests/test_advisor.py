@@ -161,11 +161,11 @@ def test_a_chinese_notebook_reads_the_whole_report_in_chinese(tmp_path, capsys, 
     import re
 
     from course_lib._runtime.rank_output import set_line_view
-    from course_lib.lab.log_lines import chinese_line
+    from course_lib.lab.i18n import show_ranks_in
 
     _fake_run(tmp_path / run, restart=run == "run")
     english = advise_cli(tmp_path / run, "--mtbf", "6h", "--covered", "0.5", capsys=capsys)[1]
-    set_line_view(chinese_line)
+    show_ranks_in("zh")
     try:
         code, out, err = advise_cli(tmp_path / run, "--mtbf", "6h", "--covered", "0.5", capsys=capsys)
     finally:

@@ -2,28 +2,33 @@
 the audit can give, every verdict case and every fault is said in Chinese with the same numbers."""
 import string
 
-from resume_audit.findings import KINDS as FINDINGS
-from resume_audit.report import VERDICTS
+from resume_audit.findings import EVERY_RANK, FAULTS, KINDS, MORE, ONE_RANK, RNG_NAMES, UNDONE
+from resume_audit.report import STRICT, VERDICTS
 
-from course_lib.lab.audit_view import VERDICT_ZH, ZH, fault_zh
+from course_lib.lab.audit_view import fault_zh
+from course_lib.lab.zh import LABELS
 
 
 def _fields(template: str) -> set[str]:
     return {name.split(":")[0] for _, name, _, _ in string.Formatter().parse(template) if name}
 
 
+def _chinese(english: str) -> str:
+    assert english in LABELS, f"no Chinese for the audit's {english!r} (course_lib/lab/zh/audit.py)"
+    return LABELS[english]
+
+
 def test_every_kind_of_finding_says_its_line_and_fix_in_chinese():
-    assert set(ZH) == set(FINDINGS), "every kind of finding has its Chinese line, and no other"
-    for kind, (line, fix) in ZH.items():
-        english, english_fix = FINDINGS[kind]
-        assert _fields(line) == _fields(english), kind  # the same numbers, said in Chinese
-        assert bool(fix) == bool(english_fix), kind
+    for kind, (line, fix) in KINDS.items():
+        assert _fields(_chinese(line)) == _fields(line), kind  # the same numbers, said in Chinese
+        assert not fix or _chinese(fix)
 
 
 def test_every_verdict_and_fault_is_said_in_chinese():
-    assert set(VERDICT_ZH) == set(VERDICTS)
-    for case, words in VERDICT_ZH.items():
-        assert _fields(words) <= _fields(VERDICTS[case]) | {"strict"}, case
+    for case, english in VERDICTS.items():
+        assert _fields(_chinese(english)) <= _fields(english), case
+    for english in [*FAULTS.values(), EVERY_RANK, ONE_RANK, MORE, STRICT, *RNG_NAMES.values(), *UNDONE.values()]:
+        assert _fields(_chinese(english)) <= _fields(english), english
     assert fault_zh({"kind": "after-save", "at": 11, "rank": 1}) == "第 10 步刚保存完、第 11 步开始时 Rank 1 被 SIGKILL 杀掉"
     assert fault_zh({"kind": "sigterm", "at": 7, "rank": None}) == "第 7 步开始时所有 Rank 收到 SIGTERM"
     event = {"kind": "power-data", "at": 10, "rank": None, "who": "rank1", "n": 12, "op": "rename", "path": "ck.tmp"}

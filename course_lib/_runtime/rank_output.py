@@ -7,7 +7,7 @@ markers into one ``tqdm`` bar. Both sides of that small protocol live here.
 
 The logs are written in English. Where a person reads them in another language (the Chinese
 edition's notebooks), the parent shows each line through the view set by :func:`set_line_view`
-(the notebooks' translations: ``course_lib.lab.log_lines``); the core itself knows no language.
+(the notebooks' translations: ``course_lib.lab.i18n.tr_line``); the core itself knows no language.
 The core's other lines for a person (a skipped checkpoint, ``verify``'s and ``advise``'s
 reports) go through the same view: :func:`say`.
 """

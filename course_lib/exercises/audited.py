@@ -13,9 +13,10 @@ from pathlib import Path
 
 from resume_audit import AuditError, audit
 
-from course_lib.exercises.base import Fail, say
+from course_lib.exercises.base import Fail
 from course_lib.exercises.carry import carry_for_check
 from course_lib.lab.audit_view import audit_verdict, finding_line
+from course_lib.lab.i18n import tr
 
 LOOP = Path(__file__).resolve().parent / "audit_loop.py"
 FAULTS = 4  # 05.audit: one run, killed four times: a SIGKILL, a SIGTERM, a cut save, a kill right after a save
@@ -43,31 +44,25 @@ def check_by_audit(ex_id: str, funcs: dict, seed: int, lang: str) -> str:
     workdir, module = carry_for_check(ex_id, funcs, lang)
     names = unwritten(funcs)
     if names:  # an audit takes seconds of real kills to find that nothing was saved or loaded
-        raise Fail(say(lang, "not written yet: {names}. Each body still only returns fixed values, as the notebook hands "
-                             "it out: write the code, run its cell, then run this check again (it runs the training "
-                             "loop with your functions and really kills it)",
-                       "还没有写好：{names_zh}。函数体里只有占位的固定返回值，还没有你的代码。写好后运行它所在的单元格，"
-                       "再重新运行这个检查（检查会用你的函数跑训练循环，并真实地杀掉进程）",
-                       names=", ".join(names), names_zh="、".join(names)))
+        raise Fail(tr("not written yet: {names}. Each body still only returns fixed values, as the notebook hands it out: "
+                      "write the code, run its cell, then run this check again (it runs the training loop with your "
+                      "functions and really kills it)", lang, names=tr(", ", lang).join(names)))
     try:
         report = audit([sys.executable, str(LOOP), "--out", "{run}", "--learner", module, "--exercise", ex_id],
                        out=workdir / "audit", faults=faults_for(ex_id, seed), per_run=FAULTS, seed=seed, grace=10,
                        progress=False, references=1)  # the loop is the kit's and seeded: its determinism is not checked
     except AuditError as err:
-        raise Fail(say(lang, "the loop does not run with your functions: {err}", "用你的函数，训练循环跑不起来：{err}",
-                       err=err)) from None
+        raise Fail(tr("the loop does not run with your functions: {err}", lang, err=err)) from None
     first = next((f for f in report.findings if f.defect or f.lost), None)  # lost work too: the loop saves on SIGTERM
     if first is not None:
         line, fix = finding_line(first, lang)
-        raise Fail(say(lang, "not exact yet: {line}. Fix: {fix}", "还不是逐位相同：{line}。修正：{fix}", line=line,
-                       fix=fix))
+        raise Fail(tr("not exact yet: {line}. Fix: {fix}", lang, line=line, fix=fix))
     if not report.exact:
-        raise Fail(say(lang, "not exact yet: {v}", "还不是逐位相同：{v}", v=audit_verdict(report, lang)))
+        raise Fail(tr("not exact yet: {v}", lang, v=audit_verdict(report, lang)))
     missed = next((f for f in report.findings if f.kind.startswith("undelivered")), None)
     if missed is not None:  # a fault that found nothing to strike checked nothing
-        fix = say(lang, *UNSTRUCK.get(missed.kind, UNSTRUCK["other"]))
-        raise Fail(say(lang, "not checked: {line}. {fix}", "没能完成检查：{line}。{fix}",
-                       line=finding_line(missed, lang)[0], fix=fix))
+        fix = tr(UNSTRUCK.get(missed.kind, UNSTRUCK["other"]), lang)
+        raise Fail(tr("not checked: {line}. {fix}", lang, line=finding_line(missed, lang)[0], fix=fix))
     return audit_verdict(report, lang)
 
 
@@ -103,13 +98,9 @@ def _fixed(node: ast.expr) -> bool:
         return False
 
 
-UNSTRUCK = {  # what to do when a fault found nothing to strike
-    "undelivered-no-save": ("save_checkpoint must write the checkpoint with torch.save (the check kills inside it)",
-                            "save_checkpoint 必须用 torch.save 写检查点（检查会在它写到一半时杀掉进程）"),
-    "undelivered-no-commit": ("write the checkpoint to a temporary file, then put it in place with os.replace(tmp, "
-                              "path): written at its path directly, a kill mid-write leaves half a file there",
-                              "先把检查点写进临时文件，再用 os.replace(tmp, path) 原子重命名到检查点的路径上："
-                              "直接写在检查点的路径上，进程写到一半被杀掉，那里就只剩半个文件"),
-    "other": ("the loop must train all its steps with your functions, saving every 5 steps",
-              "用你的函数，训练循环必须把所有步都训练完，并每 5 步保存一次"),
+UNSTRUCK = {  # what to do when a fault found nothing to strike (their Chinese: lab/zh/exercises.py)
+    "undelivered-no-save": "save_checkpoint must write the checkpoint with torch.save (the check kills inside it)",
+    "undelivered-no-commit": "write the checkpoint to a temporary file, then put it in place with os.replace(tmp, path): "
+                             "written at its path directly, a kill mid-write leaves half a file there",
+    "other": "the loop must train all its steps with your functions, saving every 5 steps",
 }

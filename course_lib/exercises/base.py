@@ -1,8 +1,9 @@
 """What every exercise shares: the catalogue, the result a check returns, the learner's errors.
 
-An :class:`Exercise` names the functions a learner writes, its progressive hints (English and
-Chinese), where its reference solution lives, and its *checker*: a function that runs the
-learner's functions through the kit's real machinery and returns the diagnosis. A checker
+An :class:`Exercise` names the functions a learner writes, its progressive hints (English, and
+their Chinese from the one store: :func:`course_lib.lab.i18n.both`), where its reference solution
+lives, and its *checker*: a function that runs the learner's functions through the kit's real
+machinery and returns the diagnosis. A checker
 raises :class:`Fail` with a diagnosis a teacher would give; an exception in the learner's code
 is caught by :func:`learner_call` and shown as the learner's own traceback, short, with the
 exercise named.
@@ -18,11 +19,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-
-def say(lang: str, en: str, zh: str, **values) -> str:
-    """One message in the notebook's language (both texts are written next to each other,
-    where the check is, so a diagnosis is never missing its translation)."""
-    return (zh if lang == "zh" else en).format(**values)
+from course_lib.lab.i18n import tr
 
 
 class Fail(Exception):
@@ -53,9 +50,8 @@ def learner_call(exercise: str, lang: str, fn: Callable, *args, **kwargs):
     except Fail:
         raise
     except Exception as err:
-        raise Fail(say(lang, "{ex}: your {fn}() raised an exception:\n{tb}",
-                       "{ex}：你的 {fn}() 抛出了异常：\n{tb}", ex=exercise,
-                       fn=getattr(fn, "__name__", "function"), tb=short_traceback(err))) from None
+        raise Fail(tr("{ex}: your {fn}() raised an exception:\n{tb}", lang, ex=exercise,
+                      fn=getattr(fn, "__name__", "function"), tb=short_traceback(err))) from None
 
 
 @dataclass
@@ -69,11 +65,10 @@ class Result:
     lang: str = "en"
 
     def table(self) -> pd.DataFrame:
-        zh = self.lang == "zh"
-        verdict = (("fail", "未通过"), ("pass", "通过"))[self.passed][zh]
-        names = ["练习", "结果", "诊断", "随机种子（复现用）", "用时（秒）"] if zh else \
-            ["exercise", "result", "diagnosis", "seed (to reproduce)", "seconds"]
-        return pd.DataFrame({"": [self.exercise, verdict, self.diagnosis, self.seed, round(self.seconds, 1)]}, index=names)
+        names = [tr(name, self.lang) for name in ("exercise", "result", "diagnosis", "seed (to reproduce)", "seconds")]
+        values = [self.exercise, tr("pass" if self.passed else "fail", self.lang), self.diagnosis, self.seed,
+                  round(self.seconds, 1)]
+        return pd.DataFrame({"": values}, index=names)
 
     def _repr_html_(self) -> str:  # a traceback keeps its lines and indentation
         cell = "<div style='white-space:pre-wrap;text-align:left;font-family:monospace'>{}</div>"
@@ -90,10 +85,10 @@ class Result:
 @dataclass
 class Exercise:
     id: str                      # "04.save": notebook 04, exercise "save"
-    title: tuple[str, str]       # (English, Chinese)
+    title: tuple[str, str]       # (English, Chinese): i18n.both("...")
     functions: tuple[str, ...]   # the names of the functions the learner writes, in check() order
     checker: Callable            # checker(funcs: dict, seed: int, lang: str) -> diagnosis
-    hints: list[tuple[str, str]]
+    hints: list[tuple[str, str]]  # each i18n.both("..."), the idea first, the shape of the code last
     solution: str = ""           # module of the reference solution; by default its notebook's (solutions.ex04 for 04.save)
 
     def __post_init__(self):
@@ -111,9 +106,8 @@ def run_check(ex: Exercise, funcs: tuple, seed: int | None, lang: str) -> Result
     """Run ``ex``'s checker on the learner's ``funcs``; never raises for a wrong answer."""
     if len(funcs) != len(ex.functions) or not all(callable(f) for f in funcs):
         names = ", ".join(ex.functions)
-        return Result(ex.id, False, say(lang, "check('{id}', ...) takes your functions {names}, in that order",
-                                        "check('{id}', ...) 需要传入你的函数 {names}（按这个顺序）", id=ex.id, names=names),
-                      seed or 0, 0.0, lang)
+        said = tr("check('{id}', ...) takes your functions {names}, in that order", lang, id=ex.id, names=names)
+        return Result(ex.id, False, said, seed or 0, 0.0, lang)
     seed = random.SystemRandom().randrange(10**6) if seed is None else seed
     t0 = time.perf_counter()
     try:

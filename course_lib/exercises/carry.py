@@ -18,7 +18,8 @@ import textwrap
 import types
 from pathlib import Path
 
-from course_lib.exercises.base import Fail, say
+from course_lib.exercises.base import Fail
+from course_lib.lab.i18n import tr
 
 HEADER = '''"""Written by course_lib.exercises: the functions with what they need, a module spawned processes import."""
 import math
@@ -47,23 +48,18 @@ class CannotCarry(ValueError):
 def _source(fn, lang: str) -> str:
     name = getattr(fn, "__name__", repr(fn))
     if not isinstance(fn, types.FunctionType):
-        raise CannotCarry(say(lang, "{name} is not a plain function (def ...): write it with def in a cell",
-                              "{name} 不是普通函数：请在单元格里用 def 定义它", name=name))
+        raise CannotCarry(tr("{name} is not a plain function (def ...): write it with def in a cell", lang, name=name))
     if name == "<lambda>":
-        raise CannotCarry(say(lang, "a lambda cannot be sent to the spawned processes: write it with def in a cell",
-                              "lambda 无法送到子进程：请在单元格里用 def 定义", name=name))
+        raise CannotCarry(tr("a lambda cannot be sent to the spawned processes: write it with def in a cell", lang,
+                             name=name))
     if fn.__code__.co_freevars:
-        raise CannotCarry(say(lang, "{name} is defined inside another function (it uses {vars} from there): "
-                                    "define it at the top level of a cell", "{name} 定义在另一个函数内部（用到了那里的 "
-                                    "{vars}）：请在单元格的最外层定义它", name=name,
-                              vars=", ".join(fn.__code__.co_freevars)))
+        raise CannotCarry(tr("{name} is defined inside another function (it uses {vars} from there): define it at the top "
+                             "level of a cell", lang, name=name, vars=", ".join(fn.__code__.co_freevars)))
     try:
         return textwrap.dedent(inspect.getsource(fn))
     except (OSError, TypeError):
-        raise CannotCarry(say(lang, "the source of {name} cannot be found (defined with exec, or the cell was "
-                                    "deleted): run its cell again, or put it in a .py file next to the notebook",
-                              "找不到 {name} 的源代码（用 exec 定义，或单元格已删除）：请重新运行它所在的单元格，"
-                              "或把它写进 notebook 旁边的 .py 文件", name=name)) from None
+        raise CannotCarry(tr("the source of {name} cannot be found (defined with exec, or the cell was deleted): run its "
+                             "cell again, or put it in a .py file next to the notebook", lang, name=name)) from None
 
 
 def _global_names(code: types.CodeType) -> set[str]:
@@ -100,10 +96,9 @@ def _needs(fn, lang: str, done: set, out: list[str]) -> None:
         elif isinstance(value, _LITERALS) and _is_literal(value):
             out.append(f"{name} = {value!r}")
         else:
-            raise CannotCarry(say(lang, "{fn} uses {name} ({kind}) from your notebook, which cannot be sent to the "
-                                        "spawned processes: create it inside {fn}, or pass it in",
-                                  "{fn} 用到了 notebook 里的 {name}（{kind}），它无法送到子进程：请在 {fn} 内部创建它",
-                                  fn=fn.__name__, name=name, kind=type(value).__name__))
+            raise CannotCarry(tr("{fn} uses {name} ({kind}) from your notebook, which cannot be sent to the spawned "
+                                 "processes: create it inside {fn}, or pass it in", lang, fn=fn.__name__, name=name,
+                                 kind=type(value).__name__))
         done.add(name)
     out.append(_source(fn, lang))
 

@@ -9,12 +9,9 @@ adds to each page (the edition lives below the exercises and cannot import them)
 from __future__ import annotations
 
 from course_lib.exercises import EXERCISES, solution
+from course_lib.lab.i18n import LANGS, both, tr
 
-HEADING = {"en": "Teacher's edition: reference solutions", "zh": "教师版：参考答案"}
-INTRO = {"en": "Not part of the learners' edition. Each solution runs through the same check as a learner's answer: "
-               "`check(id, *solution_of(id))`; a learner sees it with `solution(id, reveal=True)`.",
-         "zh": "学习者版没有这一节。每个参考答案都和学习者的答案走同一个检查：`check(id, *solution_of(id))`；"
-               "学习者用 `solution(id, reveal=True)` 才能看到它。"}
+HEADING = dict(zip(LANGS, both("Teacher's edition: reference solutions")))  # each edition's
 
 
 def solutions_section(nb, lang: str, notebook: str) -> int:
@@ -28,7 +25,9 @@ def solutions_section(nb, lang: str, notebook: str) -> int:
     ids = sorted(e for e in EXERCISES if e.split(".")[0] == notebook[:2])
     if not ids:
         return 0
-    cells = [nbformat.v4.new_markdown_cell(f"## {HEADING[lang]}\n{INTRO[lang]}")]
+    intro = tr("Not part of the learners' edition. Each solution runs through the same check as a learner's answer: "
+               "`check(id, *solution_of(id))`; a learner sees it with `solution(id, reveal=True)`.", lang)
+    cells = [nbformat.v4.new_markdown_cell(f"## {HEADING[lang]}\n{intro}")]
     for exercise_id in ids:
         title = EXERCISES[exercise_id].title[1 if lang == "zh" else 0]
         code = solution(exercise_id, reveal=True, lang=lang).shown

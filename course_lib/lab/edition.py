@@ -108,7 +108,7 @@ def stop_servers(folders: list[Path]) -> list[int]:
 
 WIDGET = "application/vnd.jupyter.widget-view+json"
 PROGRESS = re.compile(r"\d+%\|")
-# what a page says in place of a widget, and of a live server's frame (their Chinese: lab/labels_zh.py)
+# what a page says in place of a widget, and of a live server's frame (their Chinese: lab/zh/views.py)
 STATIC_NOTE = "(an interactive widget: open the notebook in JupyterLab to use it)"
 LIVE_SERVER = re.compile(r"<iframe|localhost:\d+|window\.location", re.I)  # a frame of a server running beside the kernel
 LIVE_NOTE = "(TensorBoard ran live here, beside the kernel; the panels below are the same curves, read back from the " \

@@ -27,8 +27,7 @@ from course_lib.data.sources import clean_text
 from course_lib.data.text_tools import POLICIES, Rule, RuleLabeler
 from course_lib.data.tokenization import encode_texts
 from course_lib.ddp.launch import RunInterrupted
-from course_lib.lab.i18n import resolve, tr
-from course_lib.lab.log_lines import chinese_line
+from course_lib.lab.i18n import resolve, tr, tr_line
 from course_lib.paths import read_config
 from course_lib.predict import load_classifier
 from course_lib.watch.monitor import ledger_ranks, read_attempts, read_jsonl, read_ledger
@@ -51,7 +50,7 @@ def _value(value, lang: str | None):
     if isinstance(value, (list, tuple)):
         return ", ".join(str(_value(v, lang)) for v in value)
     if isinstance(value, str):  # a word such as "hit" has its Chinese, and so has a sentence of the core's
-        return chinese_line(tr(value, lang)) if resolve(lang) == "zh" else value
+        return tr_line(value, lang)
     return value
 
 
@@ -157,7 +156,7 @@ def policies(rules: Iterable[Rule | tuple], text: str, default: str = "Other", l
     rules = [r if isinstance(r, Rule) else Rule(*r) for r in rules]
     hits = [(r, n) for r in rules if (n := r.hits(text))]
     each = [tr("{label}: {n} keyword hit(s), priority {p}", lang, label=r.label, n=n, p=r.priority) for r, n in hits]
-    matched = ("；" if resolve(lang) == "zh" else "; ").join(each)
+    matched = tr("; ", lang).join(each)
     return facts({"rules that match": matched or tr("none", lang),
                   **{policy: RuleLabeler(rules, default, policy)(text) for policy in POLICIES}}, lang)
 
@@ -210,7 +209,7 @@ def sync_claim(result: dict, lang: str | None = None) -> pd.DataFrame:
                for r, (e, late) in early_late.items()},
             tr("ranks apart at the end", lang): round(max(lates) - min(lates), 3),
             tr("parameters identical on every rank?", lang): tr("yes" if run["parameters_agree"] else "NO", lang),
-            tr("the check at the end says", lang): chinese_line(run["check"]) if lang == "zh" else run["check"]}
+            tr("the check at the end says", lang): tr_line(run["check"], lang)}
     return pd.DataFrame.from_dict(rows, orient="index")
 
 
@@ -312,8 +311,8 @@ def elastic_timeline(run_dir: str | Path, lang: str | None = None) -> pd.DataFra
 
 def interruption(err: RunInterrupted, lang: str | None = None) -> str:
     """What a :class:`~course_lib.ddp.launch.RunInterrupted` says, in the notebook's language (the
-    core's own sentence, through :func:`~course_lib.lab.log_lines.chinese_line`)."""
-    return chinese_line(str(err)) if resolve(lang) == "zh" else str(err)
+    core's own sentence, through :func:`~course_lib.lab.i18n.tr_line`)."""
+    return tr_line(str(err), lang)
 
 
 def pair_table(texts: list[str], pairs: list[tuple[int, int, float]], n: int = 3, chars: int = 400,

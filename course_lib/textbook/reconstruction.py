@@ -2,106 +2,78 @@
 where the chapter's template is not this, and why: :data:`DEVIATIONS`, and :func:`deviations` as a table."""
 import pandas as pd
 
-from course_lib.lab import i18n
+from course_lib.lab.i18n import both, resolve, tr
 
-# (what, the chapter, this reconstruction, why): each as (English, Chinese). "The chapter" is what
-# the chapter's summary says; where it says nothing, so does this column.
-DEVIATIONS = (
-    (("data", "数据"),
-     ("an example model on toy data (11.2-11.4); IMDB through datasets and a tokenizer (11.5)",
-      "示例模型加玩具数据（11.2-11.4）；11.5 用 datasets 加分词器读 IMDB"),
-     ("1,024 real IMDB reviews, cleaned, deduplicated and tokenized by station 2's prepare_imdb",
-      "1,024 条真实的 IMDB 影评，由第 2 站的 prepare_imdb 清洗、去重、分词"),
-     ("real text, offline; 16 steps an epoch on 2 ranks, as the chapter's output shows",
-      "真实文本，离线可用；2 个 Rank 上每个 epoch 16 步，与原书输出一致")),
-    (("model", "模型"),
-     ("an example model; part of 11.5's code is printed as images", "示例模型；11.5 的部分代码以图片呈现"),
-     ("the kit's bag of word n-grams (build_model('bag'))", "本套件的词 n-gram 袋模型（build_model('bag')）"),
-     ("trains in seconds on a CPU; the kit's trainer uses it too, so runs compare",
-      "在 CPU 上几秒就能训练；本套件的训练循环也用它，训练之间才能比较")),
-    (("dropout", "dropout"),
-     ("not stated", "未说明"),
-     ("0.1", "0.1"),
-     ("randomness in every step, so a resume has an RNG state to lose (station 5)",
-      "每一步都有随机性，续训才有随机数生成器状态可丢（第 5 站）")),
-    (("batching", "批次"),
-     ("a DataLoader over a DistributedSampler", "DataLoader 配 DistributedSampler"),
-     ("the same, 32 reviews per rank and step, each batch padded by the kit's pad_batch",
-      "同样如此，每个 Rank 每步 32 条，每个批次由本套件的 pad_batch 填充"),
-     ("station 2's dynamic padding and attention_mask", "第 2 站的动态填充和注意力掩码")),
-    (("optimizer", "优化器"),
-     ("an optimizer whose state the checkpoint saves", "一个优化器，检查点保存它的状态"),
-     ("AdamW at a fixed 5e-3, no schedule", "AdamW，固定学习率 5e-3，没有学习率调度"),
-     ("the simplest choice that trains this model", "能把这个模型训练起来的最简单的选择")),
-    (("split and score", "划分与评估"),
-     ("Test Accuracy on IMDB's test set (89.15% in 11.5)", "在 IMDB 测试集上的 Test Accuracy（11.5：89.15%）"),
-     ("the chapter's line, on the kit's held-out 20% of IMDB's training split",
-      "原书的那一行输出，算在本套件从 IMDB 训练集留出的 20% 上"),
-     ("the offline copy of IMDB has no test split (station 1)", "离线的 IMDB 副本没有测试集（第 1 站）")),
-    (("printed losses", "打印的损失"),
-     ("1.2345 and 1.3456 in epoch 1, 0.2345 and 0.3456 in epoch 10: digits that read as illustrative, "
-      "not measured", "第 1 个 epoch 1.2345 和 1.3456，第 10 个 epoch 0.2345 和 0.3456：看上去是示意的数字，"
-                      "不是实测"),
-     ("measured, about 0.69 = ln 2 at first (two labels, a model that starts by guessing)",
-      "实测值，开头约 0.69 = ln 2（两个标签，模型一开始等于在猜）"),
-     ("the chapter's numbers are not a run to compare with", "原书的数字不是一次可以拿来比较的训练")),
-    (("seed", "种子"),
-     ("not stated", "未说明"),
-     ("torch.manual_seed(settings.seed) at the start of train, in every attempt and on every rank, a resumed "
-      "one too", "train 一开头就调用 torch.manual_seed(settings.seed)：每次启动、每个 Rank 都这样，续训时也不例外"),
-     ("without it two runs never interrupted differ, and station 5's audit stops at its first test; with it a "
-      "resumed attempt draws its dropout masks from the seed again, not from where the run stopped: the loss "
-      "the audit names (rng)",
-      "不设种子，两次从未中断的训练就不一样，第 5 站的审计在第一项检查就停下；设了种子，续训时 dropout 掩码又从"
-      "种子开始抽，而不是从中断的地方接着抽：这正是审计指出的问题（rng）")),
-    (("the file resumed from", "续训用的文件"),
-     ("a file the chapter names: model_epoch_10.pth (11.4)", "本章指定的文件：model_epoch_10.pth（11.4）"),
-     ("the newest model_epoch_N.pth by its number N: station 5 passes it by name; python -m course_lib.textbook "
-      "--resume auto, the script the audit runs, finds it itself",
-      "按编号 N 取最新的 model_epoch_N.pth：第 5 站把它的文件名传进去；审计运行的脚本 python -m course_lib.textbook "
-      "--resume auto 自己去找"),
-     ("the audit restarts the same command unattended, so the script must find its own file; by number, since as "
-      "strings model_epoch_10.pth sorts before model_epoch_8.pth; whether the file loads is not checked, so a "
-      "half-written newest file stops the resume (the audit's not-atomic)",
-      "审计无人值守地用同一条命令重启脚本，脚本得自己找到文件；按编号取，因为按字符串排序 model_epoch_10.pth 排在 "
-      "model_epoch_8.pth 前面；不检查文件能否加载，所以最新的文件只写了一半时续训就会失败（审计的 not-atomic）")),
-    (("the kit's lines", "本套件加的几行"),
-     ("none", "无"),
-     ("four lines marked # kit: the ledger, the planned kills, the summary",
-      "标着 # kit 的四行：训练账本、计划的中断、汇总"),
-     ("so compare can judge a book run; they change nothing it computes",
-      "让 compare 能评判原书代码的训练；它们不改变任何计算结果")),
+# (what, the chapter, this reconstruction, why), in English (their Chinese: lab/zh/textbook.py; the row
+# names under the context "deviation"). "The chapter" is what the chapter's summary says; where it says
+# nothing, so does this column.
+ROWS = (
+    ("data",
+     "an example model on toy data (11.2-11.4); IMDB through datasets and a tokenizer (11.5)",
+     "1,024 real IMDB reviews, cleaned, deduplicated and tokenized by station 2's prepare_imdb",
+     "real text, offline; 16 steps an epoch on 2 ranks, as the chapter's output shows"),
+    ("model",
+     "an example model; part of 11.5's code is printed as images",
+     "the kit's bag of word n-grams (build_model('bag'))",
+     "trains in seconds on a CPU; the kit's trainer uses it too, so runs compare"),
+    ("dropout",
+     "not stated",
+     "0.1",
+     "randomness in every step, so a resume has an RNG state to lose (station 5)"),
+    ("batching",
+     "a DataLoader over a DistributedSampler",
+     "the same, 32 reviews per rank and step, each batch padded by the kit's pad_batch",
+     "station 2's dynamic padding and attention_mask"),
+    ("optimizer",
+     "an optimizer whose state the checkpoint saves",
+     "AdamW at a fixed 5e-3, no schedule",
+     "the simplest choice that trains this model"),
+    ("split and score",
+     "Test Accuracy on IMDB's test set (89.15% in 11.5)",
+     "the chapter's line, on the kit's held-out 20% of IMDB's training split",
+     "the offline copy of IMDB has no test split (station 1)"),
+    ("printed losses",
+     "1.2345 and 1.3456 in epoch 1, 0.2345 and 0.3456 in epoch 10: digits that read as illustrative, not measured",
+     "measured, about 0.69 = ln 2 at first (two labels, a model that starts by guessing)",
+     "the chapter's numbers are not a run to compare with"),
+    ("seed",
+     "not stated",
+     "torch.manual_seed(settings.seed) at the start of train, in every attempt and on every rank, a resumed one too",
+     "without it two runs never interrupted differ, and station 5's audit stops at its first test; with it a resumed "
+     "attempt draws its dropout masks from the seed again, not from where the run stopped: the loss the audit names (rng)"),
+    ("the file resumed from",
+     "a file the chapter names: model_epoch_10.pth (11.4)",
+     "the newest model_epoch_N.pth by its number N: station 5 passes it by name; python -m course_lib.textbook --resume "
+     "auto, the script the audit runs, finds it itself",
+     "the audit restarts the same command unattended, so the script must find its own file; by number, since as strings "
+     "model_epoch_10.pth sorts before model_epoch_8.pth; whether the file loads is not checked, so a half-written newest "
+     "file stops the resume (the audit's not-atomic)"),
+    ("the kit's lines",
+     "none",
+     "four lines marked # kit: the ledger, the planned kills, the summary",
+     "so compare can judge a book run; they change nothing it computes"),
 )
+DEVIATIONS = tuple((both(what, context="deviation"), *map(both, rest)) for what, *rest in ROWS)  # each (English, Chinese)
 
 
 def deviations(lang: str | None = None) -> pd.DataFrame:
     """Every choice the reconstruction makes where the chapter's template is not this: what the
     chapter has, what :mod:`.book` does, and why. Used in notebook 03 (§2)."""
-    pick = 1 if i18n.resolve(lang) == "zh" else 0
-    columns = [("the chapter", "本章"), ("this reconstruction", "这里的重建"), ("why", "为什么")]
+    pick = 1 if resolve(lang) == "zh" else 0
+    columns = [tr(name, lang) for name in ("the chapter", "this reconstruction", "why")]
     return pd.DataFrame([[cell[pick] for cell in row[1:]] for row in DEVIATIONS],
-                        index=pd.Index([row[0][pick] for row in DEVIATIONS]), columns=[c[pick] for c in columns])
-
-
-# the comments of book.train, as the Chinese edition prints them (the code is the chapter's, as it prints it)
-COMMENTS_ZH = {
-    "kit: the ledger and the planned faults": "kit：本套件的训练账本和计划好的中断",
-    "kit: one ledger row; a planned SIGKILL fires here": "kit：写一行训练账本；计划好的 SIGKILL 在这里触发",
-    "kit: a planned kill dies half-way through this file": "kit：计划好的中断让进程在这个文件写到一半时死掉",
-    "kit: final/summary.json with the parameters' sha256": "kit：写 final/summary.json，其中有参数的 sha256",
-    "the chapter's line, here on the kit's held-out split": "本章的那一行，这里算的是本套件留出集上的准确率",
-}
+                        index=pd.Index([row[0][pick] for row in DEVIATIONS]), columns=columns)
 
 
 def source(obj, lang: str | None = None) -> str:
     """The source of ``obj`` (the reconstruction's ``train``) as a notebook prints it: the chapter's
     code as the chapter prints it, with the lines the kit adds marked ``# kit: ...``; in the Chinese
-    edition the comments are Chinese (:data:`COMMENTS_ZH`), so a reader of that edition reads what
-    each marked line does. Used in notebook 03 (§2)."""
+    edition the comments are Chinese (their entries in the one store), so a reader of that edition
+    reads what each marked line does. Used in notebook 03 (§2)."""
     import inspect
     import re
 
     text = inspect.getsource(obj)
-    if i18n.resolve(lang) != "zh":
+    if resolve(lang) != "zh":
         return text
-    return re.sub(r"# (.+)$", lambda m: "# " + COMMENTS_ZH.get(m.group(1).strip(), m.group(1)), text, flags=re.M)
+    return re.sub(r"# (.+)$", lambda m: "# " + tr(m.group(1).strip(), "zh"), text, flags=re.M)

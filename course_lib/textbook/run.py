@@ -175,22 +175,19 @@ def checkpoint_contents(path: str | Path, lang: str | None = None) -> pd.DataFra
     Used in notebook 04 (§1)."""
     import pandas as pd
 
-    zh = i18n.resolve(lang) == "zh"
     ckpt = torch.load(path, weights_only=True)
     rows = {}
     for key, value in ckpt.items():
         if key == "model_state_dict":
             mb = sum(t.numel() * t.element_size() for t in value.values()) / 2**20
-            rows[key] = f"{len(value)} 个张量，{mb:.1f} MB" if zh else f"{len(value)} tensors, {mb:.1f} MB"
+            rows[key] = i18n.tr("{n} tensors, {mb:.1f} MB", lang, n=len(value), mb=mb)
         elif key == "optimizer_state_dict":
             names = sorted({k for st in value["state"].values() for k in st})
-            lr = value["param_groups"][0]["lr"]
-            rows[key] = (f"{len(value['state'])} 个参数张量的 {', '.join(names)}；lr {lr:g}" if zh
-                         else f"{', '.join(names)} of {len(value['state'])} parameter tensors; lr {lr:g}")
+            rows[key] = i18n.tr("{names} of {n} parameter tensors; lr {lr:g}", lang, names=", ".join(names),
+                                n=len(value["state"]), lr=value["param_groups"][0]["lr"])
         else:
             rows[key] = round(value, 4) if isinstance(value, float) else value
-    return pd.DataFrame({("内容" if zh else "holds"): list(rows.values())},
-                        index=pd.Index(list(rows), name=("键" if zh else "key")))
+    return pd.DataFrame({i18n.tr("holds", lang): list(rows.values())}, index=pd.Index(list(rows), name=i18n.tr("key", lang)))
 
 
 def run_book(run_dir: str | Path, epochs: int = 10, save_interval: int = 10, kill_at_step: int | None = None,  # noqa: PLR0913 (a notebook's call: keyword knobs, each with a default)

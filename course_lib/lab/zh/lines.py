@@ -1,20 +1,11 @@
-"""The core's lines in the Chinese edition: the core writes English (it knows no language, and a
-log file is read by tools); :func:`show_ranks_in` makes :func:`chinese_line` the view of
-:mod:`course_lib._runtime.rank_output` in the Chinese edition.
+"""The core's lines in Chinese, keyed by the English template the core formats (``{name}`` for what a
+line carries: a number, a path, a reason). The core writes English (it knows no language, and a log
+file is read by tools); :func:`course_lib.lab.i18n.tr_line` matches a rendered line against these
+templates and says it in Chinese, what it carries too when that has an entry. A line no template
+matches stays as written, as the chapter's own ``Rank 0, Epoch [..], Step [..], Loss: ..`` does.
+A new line of the core gets its template here (``tests/test_i18n.py`` finds a missing one)."""
 
-Each entry pairs the English line, as the core formats it, with the Chinese one; ``{name}``
-stands for what the line carries (a number, a path, a reason), itself translated when it has an
-entry. A line no entry matches stays as written, as the chapter's own
-``Rank 0, Epoch [..], Step [..], Loss: ..`` (its code's output) does.
-"""
-from __future__ import annotations
-
-import re
-
-from course_lib._runtime.rank_output import set_line_view
-from course_lib.lab.i18n import resolve
-
-LINES = {
+ZH = {
     "Held-out accuracy {acc} on {n} reviews ({reduction}); parameters identical on all {w} ranks ({digest})":
         "留出集准确率 {acc}（{n} 条影评，归约方式 {reduction}）；{w} 个 Rank 上的参数逐位相同（{digest}）",
     "Resumed from {source}: epoch {epoch}, step {step}, mode {mode}, last loss {loss}":
@@ -51,7 +42,6 @@ LINES = {
     "was killed by {signal}": "被 {signal} 杀掉",
     "stopped on SIGTERM (or SIGINT) after saving a checkpoint": "收到 SIGTERM（或 SIGINT），保存检查点后停下",
     "exited with code {code}": "退出，退出码 {code}",
-    "none": "无",
     "training steps": "训练步数",
     "... (the epochs between: every line in {path}/rank*.log)": "……（中间各个 epoch 的每一行都在 {path}/rank*.log 里）",
     "runs through random failures": "带随机故障的训练",
@@ -116,25 +106,3 @@ LINES = {
     "estimated from the first start (launch -> first step of work): the run was never interrupted; add your "
     "scheduler's delay": "按第一次启动估算（启动 -> 第一个真正训练的步）：这次训练从未中断；还要加上集群调度系统的排队时间",
 }
-
-
-def _pattern(english: str) -> re.Pattern:
-    parts = re.split(r"\{(\w+)\}", english)  # text, name, text, name, ..., text
-    return re.compile("".join(re.escape(p) if i % 2 == 0 else f"(?P<{p}>.+?)" for i, p in enumerate(parts)) + "$")
-
-
-PATTERNS = [(_pattern(en), zh) for en, zh in LINES.items()]
-
-
-def chinese_line(line: str) -> str:
-    """``line`` in Chinese when it is one of the core's :data:`LINES` (what it carries too), else as written."""
-    for pattern, zh in PATTERNS:
-        m = pattern.match(line)
-        if m:
-            return zh.format(**{name: chinese_line(value) for name, value in m.groupdict().items()})
-    return line
-
-
-def show_ranks_in(lang: str | None = None) -> None:
-    """Show the ranks' lines in ``lang`` (default: the notebook's) from now on in this process."""
-    set_line_view(chinese_line if resolve(lang) == "zh" else None)
