@@ -24,6 +24,7 @@ class AfterFault:
     intact: int                      # the newest still intact after the crash (before a power cut's loss)
     power: list | None = None        # what a power cut took back (files, or [op, path, ...] undone); None: none
     live: list[dict] = field(default_factory=list)  # the background saves of live tensors, each with its file
+    moved: bool = False              # the newest intact one was moved aside by the save the fault struck
 
 
 def restart_findings(ref: Reference, fault: Fault, resumed: int, nxt: list[Segment], total: int | None,
@@ -40,7 +41,7 @@ def restart_findings(ref: Reference, fault: Fault, resumed: int, nxt: list[Segme
     at = sorted((s for s in parted if s.parted.step == step), key=lambda s: s.rank)  # every rank that parted there
     comps = [c for c in ORDER + ("steps",) if any(c in s.parted.components for s in at)]
     first = next(s for s in at if s.parted.components[0] == comps[0])  # the rank where the first cause shows
-    snapshot = _live_save_read(first, after)
+    snapshot = live_save_read(first, after)
     if snapshot is not None:
         return out + [Finding("snapshot", {"fault": name, "thread": snapshot.get("thread", "?"), "step": step})]
     found = _first_cause(ref, name, first, first.parted, comps, nxt, total)
@@ -53,6 +54,8 @@ def _where_from(name: dict, fault: Fault, resumed: int, after: AfterFault) -> li
     lost = after.intact - resumed
     if fault.kind in POWER_KINDS and lost > 0:
         return [unsynced(fault, name, after, {"resumed": resumed, "lost": lost})]
+    if lost > 0 and after.moved:  # intact, under a name the resume never reads: the save's replace left neither
+        return [Finding("not-atomic-lost", {"fault": name, "resumed": resumed, "newest": after.intact, "lost": lost})]
     if lost > 0:
         kind = "started-over" if resumed == 0 else "older"
         return [Finding(kind, {"fault": name, "resumed": resumed, "newest": after.intact, "lost": lost})]
@@ -74,7 +77,7 @@ def unsynced(fault: Fault, name: dict, after: AfterFault, values: dict) -> Findi
     return Finding(kind, {"fault": name, "newest": after.intact, key: said, **values})
 
 
-def _live_save_read(seg: Segment, after: AfterFault) -> dict | None:
+def live_save_read(seg: Segment, after: AfterFault) -> dict | None:
     """The background save of live tensors whose file this resumed process read, if it read one."""
     reads = [e.get("file") for e in seg.process.events[:_first_step_index(seg.process)]
              if e["type"] in ("read", "load") and e.get("file")]
@@ -228,12 +231,23 @@ def _rng(ref: Reference, name: dict, nxt: list[Segment], rngs: list[str], batch_
     loaded = max((j for j, e in enumerate(events) if e["type"] == "load"), default=-1)
     which = {c.removeprefix("rng.") for c in rngs}
     reseeded = any(e["type"] == "seed" and e["which"] in which for e in events[loaded + 1:]) and loaded >= 0
-    restored = any(e["type"] == "restore" and e["which"] in which for e in events)
+    restored = any(e["type"] == "restore" and e["which"] in which for e in events) and not _fresh(ref, nxt, which)
     kind = "rng-reseeded" if reseeded and not restored else "rng-drawn" if restored else "rng"
     shuffled = [e for s in nxt for e in s.process.of_type("loader")]
     if kind == "rng" and rngs == ["rng.torch"] and batch_differs and shuffled and not shuffled[-1].get("generator"):
         kind = "rng-shuffle"
     return Finding(kind, {"fault": name, "rngs": rngs, "ranks": _ranks(bad or good)})
+
+
+def _fresh(ref: Reference, nxt: list[Segment], which: set[str]) -> bool:
+    """Do the RNGs at the first resumed step hold what they held at the run's first step: a fresh
+    start's state, whatever a library set and put back meanwhile (Lightning's ``isolate_rng``)?
+    Then nothing was restored from the checkpoint."""
+    for s in nxt:
+        ours, start = s.process.steps[0].get("rng", {}), ref.steps[s.rank].get(1, {}).get("rng", {})
+        if any(ours.get(n) != start.get(n) for n in which):
+            return False
+    return bool(nxt)
 
 
 def _ranks(ranks: list[int]) -> str:

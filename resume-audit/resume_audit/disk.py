@@ -41,6 +41,7 @@ def same(a: dict | None, b: dict | None) -> bool:
 class Checkpoint:
     step: int                                        # the reference's step whose state it holds
     files: dict[str, dict | None] = field(default_factory=dict)  # final path -> its fingerprint when written whole
+    moved: bool = False                              # a later save moved a file of it away from where it was put
 
     @property
     def complete(self) -> bool:
@@ -56,20 +57,23 @@ def checkpoints(processes: list[Process], run: Path, finals: dict | None = None)
     (:func:`final_paths` of the run never interrupted): where each save ends when its protocol
     runs to its end; a save whose file is not there yet (a rename still to come) is not complete."""
     by_step: dict[int, Checkpoint] = {}
-    for key, step, path, written in _saves(processes, run):
+    for key, step, path, written, moved in _saves(processes, run):
         if finals is not None and finals.get(key, path) != path:
             written = None
-        by_step.setdefault(step, Checkpoint(step)).files[path] = written
+        c = by_step.setdefault(step, Checkpoint(step))
+        c.files[path], c.moved = written, c.moved or moved
     return [by_step[s] for s in sorted(by_step)]
 
 
 def final_paths(processes: list[Process], run: Path) -> dict:
     """``(rank, step, i) -> path``: where the ``i``-th save of that rank after that step ended."""
-    return {key: path for key, _, path, _ in _saves(processes, run)}
+    return {key: path for key, _, path, _, _ in _saves(processes, run)}
 
 
 def _saves(processes: list[Process], run: Path):
-    """``((rank, step, i), step held, final path, fingerprint once written)`` of every save to a file."""
+    """``((rank, step, i), step held, final path, fingerprint once written, moved)`` of every save to
+    a file; *moved*: a later step's save renamed it away from where its own save put it (a backup
+    made before the new file takes the name)."""
     for p in processes:
         offset = next((s.get("resumed_from") for s in p.steps[:1]), 0) or 0
         events, seen = happened(p), {}
@@ -81,8 +85,11 @@ def _saves(processes: list[Process], run: Path):
             path, written = follow(events[i + 1:], rel(e["target"], run))
             if step <= 0 or path is None:
                 continue
+            later = next((j for j, x in enumerate(events) if j > i and x["type"] == "save" and (x.get("step") or 0) > e["step"]),
+                         len(events))
+            put = follow(events[i + 1:later], rel(e["target"], run))[0]
             n = seen[(p.rank, step)] = seen.get((p.rank, step), -1) + 1
-            yield (p.rank, step, n), step, path, written
+            yield (p.rank, step, n), step, path, written, put != path
 
 
 def happened(process: Process) -> list[dict]:

@@ -121,6 +121,8 @@ def compare_step(ours: dict, theirs: dict, rank: int, step: int, before: tuple |
         a, b = _component(ours, name), _component(theirs, name)
         if name == "batches" and a is not None and b is not None:  # batches fetched to be skipped come first
             a = a[-len(b):]
+        if name == "scale" and before is not None and a is not None and b is not None:
+            b = b[-len(a):]  # a process's first step: the skipped steps before its checkpoint were the run before's
         if a is not None and b is not None and a != b:
             diff.components.append(name)
             diff.ours[name], diff.theirs[name] = a, b

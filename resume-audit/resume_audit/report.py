@@ -35,6 +35,7 @@ VERDICTS = {
     "exact": "EXACT: every one of {n} faults resumed bit-identically",
     "habit": "NOT EXACT: the run itself has a defect (above), although every fault resumed bit-identically",
     "runs": "NOT EXACT: {bad} of {runs} interrupted runs fall short of the run never interrupted"}
+STRICT = " (--strict: that fails)"  # a verdict's {strict} under --strict
 
 
 @dataclass
@@ -111,7 +112,7 @@ class Report:
     @property
     def verdict(self) -> str:
         case, values = self.verdict_case()
-        return VERDICTS[case].format(**values, strict=" (--strict: that fails)" if self.strict else "")
+        return VERDICTS[case].format(**values, strict=STRICT if self.strict else "")
 
     def to_dict(self) -> dict:
         return {"command": self.command, "resume_command": self.resume_command, "seed": self.seed,

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from resume_audit import disk
 from resume_audit.attempt import Attempt
-from resume_audit.diagnosis import AfterFault, restart_findings, unsynced
+from resume_audit.diagnosis import AfterFault, live_save_read, restart_findings, unsynced
 from resume_audit.findings import DURABILITY, Finding
 from resume_audit.judge import Reference, Segment, follow
 from resume_audit.plan import CUT_KINDS, POWER_KINDS, Fault
@@ -109,8 +109,10 @@ def judge_run(ref: Reference, faults: list[Fault], attempts: list[Attempt]) -> R
             row.parted = f"step {first.parted.step} ({', '.join(first.parted.components)})"
         if explained:
             continue
-        if row.resumed_from is None:  # no state of the uninterrupted run
-            findings.append(Finding("unaligned", {"fault": name}))
+        if row.resumed_from is None:  # no state of the uninterrupted run: a background save's mix of steps, or else
+            snap = next(filter(None, (live_save_read(s, found) for s in nxt)), None)
+            findings.append(Finding("snapshot", {"fault": name, "thread": snap.get("thread", "?"), "step": snap["step"] + 1})
+                            if snap else Finding("unaligned", {"fault": name}))
             explained = True
             continue
         new = restart_findings(ref, fault, row.resumed_from, nxt, _reached(last), found)
@@ -194,13 +196,14 @@ def after_fault(attempts: list[Attempt], finals: dict | None = None) -> AfterFau
     intact = disk.newest(found, crashed) if crashed is not None else disk.newest(found)
     live = []
     for p in processes:
-        events = disk.happened(p)
+        events, offset = disk.happened(p), next((s.get("resumed_from") for s in p.steps[:1]), 0) or 0
         for i, e in enumerate(events):
             if e["type"] == "save" and e.get("live") and e.get("thread") and struck.run:
                 path, fp = disk.follow(events[i + 1:], disk.rel(e["target"], struck.run))
-                if path is not None:
-                    live.append({**e, "file": fp})
-    return AfterFault(found, disk.newest(found), intact, struck.power, live)
+                if path is not None:  # its step in the uninterrupted run's numbers
+                    live.append({**e, "file": fp, "step": offset + e["step"]})
+    moved = any(c.moved for c in found if c.step == intact)
+    return AfterFault(found, disk.newest(found), intact, struck.power, live, moved)
 
 
 def _failed_restart(fault: Fault, after: Attempt, found: AfterFault) -> list[Finding]:

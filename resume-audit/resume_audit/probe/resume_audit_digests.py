@@ -116,10 +116,16 @@ def state_tensors(optimizer) -> list:
             if _torch() is not None and isinstance(t, _torch().Tensor) and t.dim() > 0]
 
 
+def _storage(tensor) -> int:
+    """Where a tensor's bytes live (a DTensor: its local shard's)."""
+    t = tensor.to_local() if hasattr(tensor, "to_local") else tensor
+    return t.untyped_storage().data_ptr()
+
+
 def live_ids(optimizer) -> set:
     """The storages of the optimizer's parameters and of its state: a saved object that holds
     one of them holds live tensors, which training goes on changing."""
-    return {t.untyped_storage().data_ptr() for t in _params(optimizer) + state_tensors(optimizer)}
+    return {_storage(t) for t in _params(optimizer) + state_tensors(optimizer)}
 
 
 def holds_live(value, ids: set) -> bool:
@@ -127,7 +133,7 @@ def holds_live(value, ids: set) -> bool:
     while todo:
         v = todo.pop()
         if torch is not None and isinstance(v, torch.Tensor):
-            if v.untyped_storage().data_ptr() in ids:
+            if _storage(v) in ids:
                 return True
         elif isinstance(v, dict):
             todo.extend(v.values())

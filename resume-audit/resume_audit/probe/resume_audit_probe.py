@@ -301,8 +301,11 @@ class Probe:
         if self.last is not None:
             t0 = time.perf_counter()
             if obj is not None:
-                record["holds"] = list(self._holds(obj))
-                record["live"] = digests.holds_live(obj, digests.live_ids(self.last))
+                try:  # what the save holds: evidence, never a reason to break the script's save
+                    record["holds"] = list(self._holds(obj))
+                    record["live"] = digests.holds_live(obj, digests.live_ids(self.last))
+                except Exception as err:  # noqa: BLE001 (a tensor kind the probe does not know: say so, go on)
+                    record["holds_error"] = f"{type(err).__name__}: {str(err)[:120]}"
             if not background:  # the state at this step, to find a resume from it by content
                 record["params"], record["state"] = digests.params_digest(self.last), digests.state_digest(self.last)
             self.seconds += time.perf_counter() - t0

@@ -38,7 +38,8 @@ RECORDS = {
              "holds": "[a, b]: the latest local steps whose parameters (a) and optimizer state (b) are all inside "
                       "the saved object (null: no step's)",
              "live": "the object holds the optimizer's live tensors (training goes on changing them)",
-             "thread": "a save from a thread other than the one that trains: its name"},
+             "thread": "a save from a thread other than the one that trains: its name",
+             "holds_error": "why the probe could not tell what the save holds (a tensor kind it does not know)"},
     "sync": {"local_step": "an fsync or rename after a save of this step: its bytes reached a file"},
     "load": {**_WHERE, "target": "the file", "via": "torch.load, safetensors, pickle or numpy",
              "error": "what the load raised", "file": "the file read: {ino, size, mtime_ns}"},

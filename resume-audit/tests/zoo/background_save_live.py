@@ -1,8 +1,9 @@
 """Defect: each save is handed to a background thread (so that training need not wait for the
 disk), with the live state_dict()s of the model and the optimizer: their tensors are the ones
-training keeps updating, and the thread writes them 50 ms later, steps later. The file holds the
-step counter, the schedule and the RNG of the step it was asked for beside weights and moments of
-a later one."""
+training keeps updating, and the thread writes them two steps later (a busy disk, made
+deterministic: it waits for the steps, not for a time a loaded machine would stretch). The file
+holds the step counter, the schedule and the RNG of the step it was asked for beside weights and
+moments of a later one."""
 import os
 import sys
 import threading  # fix: import copy, threading
@@ -28,8 +29,13 @@ if ck:
     epoch, step, rng = ck["epoch"], ck["step"], ck["rng"]
 
 
+trained = {"steps": 0, "over": False}  # what the writer waits on
+
+
 def write(model_state, optimizer_state, rest):
-    time.sleep(0.05)  # the disk is busy
+    asked = trained["steps"]
+    while trained["steps"] < asked + 2 and not trained["over"]:  # the disk is busy for two more steps
+        time.sleep(0.002)
     save_atomic({"model": model_state, "optimizer": optimizer_state, **rest}, path)
 
 
@@ -43,12 +49,12 @@ while epoch < args.epochs:
         torch.set_rng_state(rng)
         rng = None
     for x, y in batches:
-        time.sleep(0.02)  # a step of a real run takes a while: the thread writes during the next ones
         opt.zero_grad()
         F.cross_entropy(net(x), y).backward()
         opt.step()
         sched.step()
         step += 1
+        trained["steps"] += 1
         if step % args.save_every == 0 or stop.requested:
             if writer is not None:
                 writer.join()
@@ -58,6 +64,9 @@ while epoch < args.epochs:
                 rest))
             writer.start()
         if stop.requested:
+            trained["over"] = True
             sys.exit(0)  # the interpreter waits for the writer
     epoch, step = epoch + 1, 0
+trained["over"] = True
+writer.join() if writer else None
 finish(net, opt)
