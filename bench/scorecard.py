@@ -1,6 +1,6 @@
 """The scorecard: the field's own training scripts (bench/scorecard/, each written as its
 framework's documentation teaches it) audited at the audit's default settings (8 faults, 2 a
-run, seed 0), each verdict set beside what reading the framework's code predicts
+run, 4 crash points of the file events, seed 0), each verdict set beside what reading the framework's code predicts
 (bench/scorecard/README.md). Writes ``bench/results/scorecard.json``.
 
     python bench/scorecard.py [--python PY] [--only NAME ...]
@@ -32,10 +32,10 @@ SCRIPTS = {
                       "not exact", {"position", "rng", "order"}),
     "dcp_loop": (["torch"], "FSDP2 on 2 ranks, dcp.save/dcp.load into step-N (.metadata last), torchtitan's newest",
                  "exact, lost work", set()),
-    "compile_loop": (["torch"], "torch.compile (inductor), atomic torch.save of model, optimizer, scheduler, RNG",
-                     "exact, lost work", set()),
-    "dataloader_workers": (["torch"], "DataLoader(num_workers=2, seeded generator, worker_init_fn), atomic torch.save",
-                           "exact, lost work", set()),
+    "compile_loop": (["torch"], "torch.compile (inductor), atomic torch.save of model, optimizer, scheduler, RNG "
+                     "(the file fsynced, its folder never)", "not durable", set()),
+    "dataloader_workers": (["torch"], "DataLoader(num_workers=2, seeded generator, worker_init_fn), atomic torch.save "
+                           "(the file fsynced, its folder never)", "not durable", set()),
 }
 
 
@@ -53,10 +53,12 @@ def versions(python: str, packages: list[str]) -> dict:
     return json.loads(subprocess.run([python, "-c", code, *packages], capture_output=True, text=True, check=True).stdout)
 
 
+SAID = {"exact": "exact", "lost": "exact, lost work", "durable": "not durable", "inconclusive": "inconclusive"}
+
+
 def judged(report) -> str:
-    if report.exact:
-        return "exact, lost work" if report.lost else "exact"
-    return "not exact"
+    """The verdict in the predictions' words (a process kill survived but not a power cut: not durable)."""
+    return SAID.get(report.verdict_case()[0], "not exact")
 
 
 def main() -> None:
@@ -85,7 +87,7 @@ def main() -> None:
                          "agrees": verdict == predicted and (not defects or defects[0] in kinds),
                          "seconds": round(time.perf_counter() - t0, 1)}
             print(name, verdict, defects, out[name]["seconds"], "s", flush=True)
-    write("scorecard", {"settings": "audit defaults: 8 faults, 2 a run, seed 0", "scripts": out})
+    write("scorecard", {"settings": "audit defaults: 8 faults, 2 a run, 4 crash points, seed 0", "scripts": out})
 
 
 if __name__ == "__main__":

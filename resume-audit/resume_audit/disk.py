@@ -85,8 +85,8 @@ def _saves(processes: list[Process], run: Path):
             path, written = follow(events[i + 1:], rel(e["target"], run))
             if step <= 0 or path is None:
                 continue
-            later = next((j for j, x in enumerate(events) if j > i and x["type"] == "save" and (x.get("step") or 0) > e["step"]),
-                         len(events))
+            later = next((j for j, x in enumerate(events)
+                          if j > i and x["type"] == "save" and (x.get("step") or 0) > e["step"]), len(events))
             put = follow(events[i + 1:later], rel(e["target"], run))[0]
             n = seen[(p.rank, step)] = seen.get((p.rank, step), -1) + 1
             yield (p.rank, step, n), step, path, written, put != path

@@ -78,8 +78,7 @@ CORRECT = ["correct_one_process", "correct_spawn_ddp", "correct_torchrun_ddp"]
 CI = {"no_rng_state", "position_lost", "non_atomic_save", "buffers_not_saved", "pickle_in_place", "numpy_in_place",
       "python_numpy_rng_not_saved", "shuffle_from_global_rng", "background_save_live", "newest_by_string_sort",
       "sigterm_save_ignored", "no_fsync", "no_dir_fsync"}
-CI_TWINS = {"no_rng_state", "buffers_not_saved", "pickle_in_place", "shuffle_from_global_rng", "background_save_live",
-            "newest_by_string_sort", "no_fsync"}
+CI_TWINS = {"buffers_not_saved", "shuffle_from_global_rng", "background_save_live", "newest_by_string_sort", "no_fsync"}
 
 
 def _tiered(rows, ci: set) -> list:
@@ -107,7 +106,7 @@ def test_the_audit_names_each_broken_scripts_defect(tmp_path, script, kind, faul
     assert [f.kind for f in report.findings if f.defect] == ([kind] if first.defect else []), report.text()
     saved = json.loads((tmp_path / "audit" / "report.json").read_text())
     assert saved["findings"][0]["kind"] == kind and saved["findings"][0]["fix"]
-    assert bool(saved["findings"][0]["again"]) == ("fault" in first.values)  # a fault's finding: the command that shows it again
+    assert bool(saved["findings"][0]["again"]) == ("fault" in first.values)  # a fault's finding: how to see it again
     if not first.defect:  # lost work, not durable: reported, passing; --strict fails them
         report.strict = True
         assert report.exit_code == 1
@@ -185,13 +184,16 @@ def test_a_resumed_run_that_dies_in_its_teardown_is_exact_with_a_note(tmp_path, 
 @pytest.mark.parametrize("script", CORRECT)
 def test_the_correct_scripts_resume_exactly_over_every_fault(tmp_path, script, exact_faults):
     """20 faults each (``--audit-faults``; a CI short on time gives fewer), after one run never
-    interrupted (the correct scripts are seeded; the unseeded ones' tests check determinism)."""
+    interrupted (the correct scripts are seeded; the unseeded ones' tests check determinism), and 4
+    crash points at file events; torchrun's at steps only (its ranks write as spawn's do, checked above it)."""
+    events = 0 if "torchrun" in script else 4
     report = audit(command(script), out=tmp_path / "audit", faults=exact_faults, per_run=min(10, exact_faults), seed=1,
-                   progress=False, references=1)
+                   events=events, progress=False, references=1)
     assert report.exact and report.exit_code == 0, report.text()
     assert report.faults >= exact_faults, report.text()
     kinds = {row.fault.kind for run in report.runs for row in run.rows if row.delivered}
-    assert kinds == {"sigkill", "sigterm", "during-save", "after-save", "torn", "before", "power-data", "power-names"}
+    steps = {"sigkill", "sigterm", "during-save", "after-save"}
+    assert kinds == (steps | {"torn", "before", "power-data", "power-names"} if events else steps), kinds
     assert not [f for f in report.findings if f.defect]
     assert {row["run exact"] for row in report.rows()} == {"yes"}
 
