@@ -21,6 +21,9 @@ ZOO = Path(__file__).resolve().parents[1] / "resume-audit" / "tests" / "zoo"
 sys.path.insert(0, str(ZOO.parent))
 from twins import broken_scripts, fixed_twin  # noqa: E402 (the audit's tests' helper, not a package)
 
+sys.path.insert(0, str(ZOO))
+from hand_truth import FAMILIES  # noqa: E402 (what each broken script's truth by hand says it lacks)
+
 FIXED = " (fixed)"
 EXACT = {"correct_one_process", "correct_spawn_ddp", "correct_torchrun_ddp", "kit_trainer"}
 SPECIAL = {
@@ -59,7 +62,10 @@ def main() -> None:
             except AuditError as err:
                 out[name] = {"error": str(err)}
                 continue
+            first = next((f.kind for f in report.findings if f.kind_class != "note"), None)
+            expected = FAMILIES[name][0] if name in FAMILIES else "exact" if name != "chapter_loop" else None
             out[name] = {"verdict": report.verdict, "case": report.verdict_case()[0], "exit_code": report.exit_code,
+                         "expected": expected, "first_kind": first,
                          "faults": report.faults,
                          "findings": [f.kind for f in report.findings if f.defect],
                          "notes": [f.kind for f in report.findings if not f.defect],
