@@ -29,9 +29,10 @@ SCRIPTS = {
     "accelerate_loop": (["accelerate"], "save_state/load_state into checkpoint-N, skip_first_batches",
                         "not exact", {"order", "rng", "not-atomic-read", "not-atomic", "position"}),
     "lightning_fit": (["lightning"], "ModelCheckpoint(every_n_train_steps=10, save_last=True), fit(ckpt_path='last')",
-                      "not exact", {"position", "rng", "order"}),
-    "dcp_loop": (["torch"], "FSDP2 on 2 ranks, dcp.save/dcp.load into step-N (.metadata last), torchtitan's newest",
-                 "exact, lost work", set()),
+                      "not exact", {"position", "rng", "rng-shuffle", "order"}),  # its checkpoint holds no global RNG
+    "dcp_loop": (["torch"], "FSDP2 on 2 ranks, dcp.save/dcp.load into step-N (.metadata last), torchtitan's newest "
+                 "(FileSystemWriter fsyncs each file and .metadata before its rename, never the folder)",
+                 "not durable", set()),
     "compile_loop": (["torch"], "torch.compile (inductor), atomic torch.save of model, optimizer, scheduler, RNG "
                      "(the file fsynced, its folder never)", "not durable", set()),
     "dataloader_workers": (["torch"], "DataLoader(num_workers=2, seeded generator, worker_init_fn), atomic torch.save "

@@ -57,13 +57,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--every", type=int, default=Settings.every, metavar="K",
                    help="digest parameters, gradients and optimizer state every K steps (big models)")
     p.add_argument("--timeout", type=float, metavar="SECONDS",
-                   help="the longest one attempt may run (default: 4x the run never interrupted, at least 60 s)")
+                   help="the longest one attempt may run (default: 4x the run never interrupted + 30 s, at least "
+                        "60 s; the first run never interrupted: 3600 s)")
     p.add_argument("--grace", type=float, default=Settings.grace, metavar="SECONDS",
                    help="after SIGTERM, how long the script has to save and leave (a scheduler's warning time)")
     p.add_argument("--budget", type=float, metavar="SECONDS", help="no new interrupted run starts after this long")
     p.add_argument("--strict", action="store_true",
-                   help="lost work fails too (exit 1): steps trained again that a checkpoint held, or a SIGTERM could "
-                        "have saved")
+                   help="lost work and not durable fail too (exit 1): steps trained again that a checkpoint held, or a "
+                        "SIGTERM could have saved; a checkpoint a power cut takes back")
     p.add_argument("--references", type=int, choices=(1, 2), default=Settings.references,
                    help="runs never interrupted before the faults: 2 check that the command is deterministic, 1 "
                         "trusts an earlier audit that found it so (one start fewer)")

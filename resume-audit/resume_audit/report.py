@@ -103,7 +103,8 @@ class Report:
         every language (a view in another language words them from these). A defect found is
         proven whatever was not seen; exact is claimed only of what was."""
         bad = sum(not (r.exact or r.power_only) for r in self.runs)
-        case = ("deterministic" if self.nondeterminism else "runs" if bad else "habit" if not self.exact else
+        habit = any(f.defect for f in self.findings)  # (no run struck at all and nothing found: nothing tested)
+        case = ("deterministic" if self.nondeterminism else "runs" if bad else "habit" if habit else
                 "inconclusive" if self.unseen or not self.faults else "durable" if self.not_durable else
                 "lost" if self.lost else "exact")
         k = sum(row.lost > 0 for r in self.runs for row in r.rows)  # faults that lost work

@@ -102,6 +102,15 @@ def test_a_fault_a_run_went_past_strikes_a_fresh_run_and_its_note_goes():
     assert report.faults == 2 and "undelivered-ended" not in [f.kind for f in report.findings]
 
 
+def test_an_audit_that_struck_nothing_is_inconclusive_not_a_defect():
+    """No run was struck (the budget ran out first, or no fault kind found anything to strike):
+    nothing was tested, so nothing is claimed, neither exact nor a defect that was never found."""
+    report = Report(["python", "t.py", "{run}"], None, Path("."), 0, {}, [])
+    assert report.verdict_case()[0] == "inconclusive" and report.exit_code == 3
+    habit = Report(["python", "t.py", "{run}"], None, Path("."), 0, {}, [Finding("set-epoch", {})])
+    assert habit.verdict_case()[0] == "habit" and habit.exit_code == 1
+
+
 @pytest.mark.parametrize("differs, column", [(["state_before"], "optimizer"), (["hyper"], "optimizer"),
                                               (["lr"], "lr"), (["rng.torch"], "rng.torch")])
 def test_what_differs_at_the_resume_marks_its_column(differs, column):

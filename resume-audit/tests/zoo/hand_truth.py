@@ -93,7 +93,7 @@ FAMILIES = {
     "shuffle_from_global_rng": ("rng-shuffle", "DataLoader(shuffle=True) without a generator, torch's RNG never saved",
                                 "save torch's RNG as the epoch's iterator is created, restore it before",
                                 ["sigkill@14", "sigkill@22"]),
-    "shuffle_generator_not_restored": ("order", "the shuffle generator's state is not saved",
+    "shuffle_generator_not_restored": ("order-generator", "the shuffle generator's state is not saved",
                                        "save its state as the epoch's iterator is created, restore it", ["sigkill@20"]),
     "sigterm_save_ignored": ("older", "saves preempted.pt on SIGTERM, resumes from checkpoint.pt only",
                              "resume from whichever holds the later step", ["sigterm@13"]),
