@@ -73,7 +73,7 @@ def main() -> None:
                          "first": report.findings[0].line if report.findings else None,
                          "seconds": round(time.perf_counter() - t0, 1), "settings": settings or "default"}
             print(f"{name}: {out[name]['verdict']} {out[name]['findings']} {out[name]['seconds']} s", flush=True)
-    write("audit_zoo", {"scripts": out})
+            write("audit_zoo", {"scripts": out})  # after each script: an audit that fails keeps the others
 
 
 if __name__ == "__main__":

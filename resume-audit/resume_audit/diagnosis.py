@@ -8,7 +8,7 @@ work, not a different run.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from resume_audit.disk import Checkpoint, same
 from resume_audit.findings import Finding
@@ -25,6 +25,7 @@ class AfterFault:
     power: list | None = None        # what a power cut took back (files, or [op, path, ...] undone); None: none
     live: list[dict] = field(default_factory=list)  # the background saves of live tensors, each with its file
     moved: bool = False              # the newest intact one was moved aside by the save the fault struck
+    survived: int | None = None      # the newest intact after a power cut's loss too (None: as ``intact``)
 
 
 def restart_findings(ref: Reference, fault: Fault, resumed: int, nxt: list[Segment], total: int | None,
@@ -52,8 +53,12 @@ def _where_from(name: dict, fault: Fault, resumed: int, after: AfterFault) -> li
     """Did the resume go on from the newest checkpoint the crash left intact? A power cut that
     took it back is not durable; a crash that tore the only copy of a complete one is not atomic."""
     lost = after.intact - resumed
-    if fault.kind in POWER_KINDS and lost > 0:
+    survived = after.intact if after.survived is None else after.survived
+    if fault.kind in POWER_KINDS and lost > 0 and survived <= resumed:  # the cut took what the resume needed
         return [unsynced(fault, name, after, {"resumed": resumed, "lost": lost})]
+    if survived < after.intact:  # a power cut took some, and the resume passed over one it left
+        after = replace(after, intact=survived)
+        lost = survived - resumed
     if lost > 0 and after.moved:  # intact, under a name the resume never reads: the save's replace left neither
         return [Finding("not-atomic-lost", {"fault": name, "resumed": resumed, "newest": after.intact, "lost": lost})]
     if lost > 0:

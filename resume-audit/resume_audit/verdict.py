@@ -201,9 +201,11 @@ def after_fault(attempts: list[Attempt], finals: dict | None = None) -> AfterFau
             if e["type"] == "save" and e.get("live") and e.get("thread") and struck.run:
                 path, fp = disk.follow(events[i + 1:], disk.rel(e["target"], struck.run))
                 if path is not None:  # its step in the uninterrupted run's numbers
-                    live.append({**e, "file": fp, "step": offset + e["step"]})
+                    asked = e.get("step") if e.get("step") is not None else (e.get("holds") or [0])[0] or 0
+                    live.append({**e, "file": fp, "step": offset + asked})
     moved = any(c.moved for c in found if c.step == intact)
-    return AfterFault(found, disk.newest(found), intact, struck.power, live, moved)
+    survived = disk.newest(found, struck.disk) if struck.disk is not None and struck.power else intact
+    return AfterFault(found, disk.newest(found), intact, struck.power, live, moved, survived)
 
 
 def _failed_restart(fault: Fault, after: Attempt, found: AfterFault) -> list[Finding]:

@@ -117,3 +117,17 @@ def test_files_no_event_wrote_are_unseen():
     proc = _proc([{"op": "create", "path": "a.pt", "python_open": True}])
     assert disk.unseen({"a.pt": {}, "b.bin": {}, "c/d": {}}, [proc]) == ["b.bin", "c/d"]
 
+
+
+def test_a_power_cut_is_named_only_for_what_it_took():
+    """A resume that passed over a checkpoint the power cut left intact is the resume's fault
+    (``older``: newest_by_string_sort at a crash point of a later save), not the power cut's; one
+    whose checkpoint the cut took back is not durable."""
+    from resume_audit.diagnosis import AfterFault, _where_from
+
+    cut = Fault("power-data", 21, None, who="main", n=31, op="fsync", path="step-24.pt.tmp")
+    left = AfterFault(found=[], complete=21, intact=21, power=["step-24.pt.tmp"], survived=18)
+    assert [f.kind for f in _where_from(cut.for_report(), cut, 9, left)] == ["older"]
+    assert _where_from(cut.for_report(), cut, 9, left)[0].values["newest"] == 18
+    took = AfterFault(found=[], complete=21, intact=21, power=["step-21.pt"], survived=9)
+    assert [f.kind for f in _where_from(cut.for_report(), cut, 9, took)] == ["unsynced-file"]
