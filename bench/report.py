@@ -331,6 +331,9 @@ def audit_overhead(r: dict) -> tuple[list, str]:
     return rows, ""
 
 
+LOST_WORK = {"no_sigterm_save"}  # recorded before "expected": only loses work, exact with the steps lost
+
+
 def audit_zoo(r: dict) -> tuple[list, str]:
     """A broken script: named first by the finding its family expects (``expected``, from the truth by
     hand); a fixed twin, a correct script and the kit's trainer: exact (lost work only where the fix
@@ -341,13 +344,15 @@ def audit_zoo(r: dict) -> tuple[list, str]:
         if "error" in s:
             rows.append((f"`{name}`", f"cannot audit: {s['error'][:80]}", "named", False))
             continue
-        said = ", ".join(s["findings"] + [n for n in s.get("notes", []) if n != "teardown"]) or \
-            ("exact" + (f", {s['lost_steps']} steps lost" if s.get("lost_steps") else ""))
+        shown = s["findings"] + ([n for n in s.get("notes", []) if n != "teardown"] if "expected" in s else [])
+        said = ", ".join(shown) or ("exact" + (f", {s['lost_steps']} steps lost" if s.get("lost_steps") else ""))
         expected = s.get("expected")
         if expected == "exact":
             target, ok = "exact", s.get("case", "exact") in ("exact", "lost") and s["exit_code"] == 0
         elif expected:
             target, ok = f"`{expected}` named first", s.get("first_kind") in (expected, f"{expected}-read")
+        elif name in LOST_WORK:  # exact, the lost steps reported
+            target, ok = "exact, its lost work named", s["exit_code"] == 0 and bool(s.get("lost_steps"))
         else:
             exact = name.startswith("correct") or name == "kit_trainer"
             target, ok = ("exact", s["exit_code"] == 0) if exact else ("its defect named", s["exit_code"] == 1)
