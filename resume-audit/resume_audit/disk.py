@@ -75,7 +75,7 @@ def _saves(processes: list[Process], run: Path):
     a file; *moved*: a later step's save renamed it away from where its own save put it (a backup
     made before the new file takes the name)."""
     for p in processes:
-        offset = next((s.get("resumed_from") for s in p.steps[:1]), 0) or 0
+        offset = step_offset(p)
         events, seen = happened(p), {}
         for i, e in enumerate(events):
             if e["type"] != "save" or e.get("step") is None or e["target"].startswith("<"):
@@ -90,6 +90,11 @@ def _saves(processes: list[Process], run: Path):
             put = follow(events[i + 1:later], rel(e["target"], run))[0]
             n = seen[(p.rank, step)] = seen.get((p.rank, step), -1) + 1
             yield (p.rank, step, n), step, path, written, put != path
+
+
+def step_offset(process: Process) -> int:
+    """The uninterrupted run's step this process went on from: its local step numbers plus this."""
+    return next((s.get("resumed_from") for s in process.steps[:1]), 0) or 0
 
 
 def happened(process: Process) -> list[dict]:

@@ -196,7 +196,7 @@ def after_fault(attempts: list[Attempt], finals: dict | None = None) -> AfterFau
     intact = disk.newest(found, crashed) if crashed is not None else disk.newest(found)
     live = []
     for p in processes:
-        events, offset = disk.happened(p), next((s.get("resumed_from") for s in p.steps[:1]), 0) or 0
+        events, offset = disk.happened(p), disk.step_offset(p)
         for i, e in enumerate(events):
             if e["type"] == "save" and e.get("live") and e.get("thread") and struck.run:
                 path, fp = disk.follow(events[i + 1:], disk.rel(e["target"], struck.run))
