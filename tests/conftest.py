@@ -80,13 +80,13 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
 
 
 # ---------------------------------------------------------------- the longest tests first
-# seconds each took in the full suite on two workers (--durations, 2026-12-05; the notebooks' pairs,
-# both editions in one test since #63, estimated from their halves): started first, they leave the
-# short ones to fill the end of both workers' queues (--dist loadgroup hands out tests in this
-# order), so no worker ends alone on a long one
-LONGEST = {"test_browser.py::": 223, "teaches_its_lesson[05": 224, "teaches_its_lesson[04": 90, "test_elastic.py::": 56,
-           "teaches_its_lesson[03": 80, "correct_torchrun_ddp": 35, "correct_spawn_ddp": 32, "test_audit_kit.py::": 31,
-           "correct_one_process": 18, "test_audit_zoo.py::test_a_": 17}
+# seconds each took in .ci/run's full suite on two workers (--durations, 2026-12-07; the notebooks' pairs,
+# both editions in one test since #63; notebook 05's pair is the browser test's): started first, they leave
+# the short ones to fill the end of both workers' queues (--dist loadgroup hands out tests in this order,
+# after the xdist groups), so no worker ends alone on a long one
+LONGEST = {"test_browser.py::": 282, "teaches_its_lesson[04": 281, "teaches_its_lesson[03": 71,
+           "test_audit_kit.py::": 69, "test_elastic.py::": 64, "real_processes[05.audit]": 36,
+           "teaches_its_lesson[02": 25, "teaches_its_lesson[01": 18, "test_a_kill_during_the_books_save": 18}
 
 
 def pytest_collection_modifyitems(config, items):

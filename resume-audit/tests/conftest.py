@@ -13,3 +13,18 @@ def pytest_addoption(parser):
 @pytest.fixture
 def exact_faults(request) -> int:
     return request.config.getoption("--audit-faults")
+
+
+# seconds each took in .ci/run on two workers (--durations, 2026-12-07): started first, they leave the
+# short ones to fill the end of both workers' queues (--dist loadgroup hands out tests in this order), so
+# no worker ends alone on a long one (they are in test_zoo.py, collected last)
+LONGEST = {"correct_one_process]": 58, "correct_spawn_ddp]": 52, "test_the_racy_save": 33, "test_install.py::": 43,
+           "test_ci_example.py::": 30, "test_a_teacher_audits": 28, "test_a_compiled_model": 26,
+           "test_ci_reads_junit": 25, "correct_torchrun_ddp-1]": 20, "starts_torchrun_from_a_shell": 20}
+
+
+def pytest_collection_modifyitems(config, items):
+    def weight(item) -> int:
+        return max((s for key, s in LONGEST.items() if key in item.nodeid), default=0)
+
+    items.sort(key=weight, reverse=True)  # stable: the rest keep their order

@@ -59,13 +59,18 @@ def test_a_fault_that_could_not_be_delivered_is_inconclusive(tmp_path):
     assert "faults delivered" in report.verdict and not report.verdict.startswith("EXACT")
 
 
-def test_ci_reads_junit_and_the_summary_and_each_finding_reproduces_alone(tmp_path, monkeypatch):
+def test_ci_reads_junit_and_the_summary_and_each_finding_reproduces_alone(tmp_path, monkeypatch, capsys):
+    """The command line on a broken script: exit 1, its report printed and written (exit 0 when
+    exact: tests/test_ci_example.py, the installed command on a correct script), the JUnit file
+    and the summary a CI reads, and the finding's own command showing it again."""
     summary, junit = tmp_path / "summary.md", tmp_path / "audit.xml"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     command = [sys.executable, str(ZOO / "no_optimizer_state.py"), "--out", "{run}"]
     code = cli.main(["--out", str(tmp_path / "a"), "--fault", "sigkill@14", "--fault", "sigterm@25",
                      "--references", "1", "--junit", str(junit), "--", *command])
-    assert code == NOT_EXACT
+    text = capsys.readouterr().out
+    assert code == NOT_EXACT and "[optimizer]" in text and "fix: save optimizer.state_dict()" in text
+    assert (tmp_path / "a" / "report.json").exists() and (tmp_path / "a" / "report.txt").exists()
     suite = ET.parse(junit).getroot()
     cases = {c.get("name"): c for c in suite.iter("testcase")}
     assert suite.get("tests") == str(len(cases)) and int(suite.get("failures")) >= 1
