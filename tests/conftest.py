@@ -86,7 +86,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
 # after the xdist groups), so no worker ends alone on a long one
 LONGEST = {"test_browser.py::": 282, "teaches_its_lesson[04": 281, "teaches_its_lesson[03": 71,
            "test_audit_kit.py::": 69, "test_elastic.py::": 64, "real_processes[05.audit]": 36,
-           "teaches_its_lesson[02": 25, "teaches_its_lesson[01": 18, "test_a_kill_during_the_books_save": 18}
+           "teaches_its_lesson[02": 25, "teaches_its_lesson[01": 18}
 
 
 def pytest_collection_modifyitems(config, items):

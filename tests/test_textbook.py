@@ -96,6 +96,7 @@ def test_the_book_resume_without_dropout_is_exact(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.exhaustive  # in CI: notebook 04's pair runs it twice in one folder and checks the same (notebook_lessons)
 def test_a_kill_during_the_books_save(tmp_path):
     """Run twice in the same folder, as Restart & Run All does before a class: the second run
     must kill for real again (it once found the first run's kill in faults.jsonl, killed nothing,

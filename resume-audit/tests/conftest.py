@@ -17,10 +17,10 @@ def exact_faults(request) -> int:
 
 # seconds each took in .ci/run on two workers (--durations, 2026-12-07): started first, they leave the
 # short ones to fill the end of both workers' queues (--dist loadgroup hands out tests in this order), so
-# no worker ends alone on a long one (they are in test_zoo.py, collected last)
-LONGEST = {"correct_one_process]": 58, "correct_spawn_ddp]": 52, "test_the_racy_save": 33, "test_install.py::": 43,
-           "test_ci_example.py::": 30, "test_a_teacher_audits": 28, "test_a_compiled_model": 26,
-           "test_ci_reads_junit": 25, "correct_torchrun_ddp-1]": 20, "starts_torchrun_from_a_shell": 20}
+# no worker ends alone on a long one (most are in test_zoo.py, collected last)
+LONGEST = {"test_ci_example.py::": 60, "correct_spawn_ddp]": 56, "test_install.py::": 49, "test_the_racy_save": 31,
+           "test_a_teacher_audits": 28, "test_a_compiled_model": 26, "test_ci_reads_junit": 25,
+           "correct_torchrun_ddp-1]": 20, "starts_torchrun_from_a_shell": 20}
 
 
 def pytest_collection_modifyitems(config, items):

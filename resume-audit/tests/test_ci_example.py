@@ -1,5 +1,8 @@
 """docs/audit.md's CI example, run as it is written: its audit line, on a correct script of the
-zoo as ``train.py`` in a fresh folder, exits 0 and leaves the JUnit file and the report it names."""
+zoo as ``train.py`` in a fresh folder, exits 0 and leaves the JUnit file and the report it names.
+It is also CI's audit of that correct script over every kind of fault and crash point (with
+``--audit-faults`` faults: tests/test_zoo.py, under ``-m exhaustive``)."""
+import json
 import re
 import shlex
 import shutil
@@ -25,4 +28,9 @@ def test_the_ci_example_in_the_docs_runs_as_written(tmp_path):
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     suite = ET.parse(tmp_path / "audit.xml").getroot()
     assert suite.get("failures") == "0" and int(suite.get("tests")) >= 4
-    assert (tmp_path / "audit" / "report.json").exists() and "EXACT" in done.stdout
+    report = json.loads((tmp_path / "audit" / "report.json").read_text())
+    assert report["exact"] and "EXACT" in done.stdout and report["faults_delivered"] >= 8, report["verdict"]
+    kinds = {f["kind"] for run in report["runs"] for f in run["faults"] if f["delivered"]}
+    assert kinds == {"sigkill", "sigterm", "during-save", "after-save", "torn", "before", "power-data",
+                     "power-names"}, kinds
+    assert all(run["exact"] for run in report["runs"]) and not [f for f in report["findings"] if f["defect"]]

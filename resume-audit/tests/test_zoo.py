@@ -180,7 +180,9 @@ def test_a_resumed_run_that_dies_in_its_teardown_is_exact_with_a_note(tmp_path, 
     assert "os._exit(0)" in note.fix
 
 
-@pytest.mark.parametrize("script", [pytest.param(s, marks=pytest.mark.exhaustive if "torchrun" in s else ())
+# CI: correct_spawn_ddp here; correct_one_process over one fault and one crash point of each kind is the CI
+# example's audit (tests/test_ci_example.py); torchrun's in the shell and teardown tests below
+@pytest.mark.parametrize("script", [pytest.param(s, marks=() if "spawn" in s else pytest.mark.exhaustive)
                                     for s in CORRECT])
 def test_the_correct_scripts_resume_exactly_over_every_fault(tmp_path, script, exact_faults):
     """20 faults each (``--audit-faults``; a CI short on time gives fewer), after one run never
