@@ -1,0 +1,68 @@
+"""A pytest plugin: the CPU-seconds each test costs, the most first, at the end of the run.
+
+    PYTHONPATH=tools python -m pytest -p cpu_times --cpu-times 25 -m "not exhaustive" -n 2 --dist loadgroup
+    cd resume-audit && PYTHONPATH=../tools ../.venv/bin/python -m pytest -p cpu_times --cpu-times 25 ...
+
+(not in .ci/run: its PYTHONPATH would reach every process the tests start, the audited scripts too)
+
+Why not only ``--durations``: CI is bound by its 2 cores (CONTRIBUTING, "CI is bound by the
+CPU"), so a test's wall time there is its share of the cores, not its work (notebook 04's pair
+took 281 s in one run and 379 s in the next). What a cut of CI's time saves is CPU. This counts,
+per test (set-up, call and tear-down), the user and system time of the pytest process and of
+every process it started and reaped (``RUSAGE_CHILDREN`` holds a child once it is waited for,
+with the children that child reaped in turn); a process nobody reaps (re-parented to init) is
+not counted. Under pytest-xdist each worker measures its own tests and the figure travels home
+in the tear-down's report (``user_properties``).
+"""
+from __future__ import annotations
+
+import resource
+
+import pytest
+
+KEY = "cpu_seconds"
+
+
+def pytest_addoption(parser):
+    parser.addoption("--cpu-times", metavar="N", type=int, default=0,
+                     help="list the N tests that cost the most CPU-seconds (theirs and their processes')")
+
+
+def pytest_configure(config):
+    if config.getoption("--cpu-times"):
+        config.pluginmanager.register(CpuTimes(config.getoption("--cpu-times")), "cpu_times_report")
+
+
+def _cpu() -> float:
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+class CpuTimes:
+    def __init__(self, top: int):
+        self.top, self.started, self.seconds = top, {}, {}
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item, nextitem):
+        self.started[item.nodeid] = _cpu()
+        yield
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        outcome = yield
+        if call.when == "teardown" and item.nodeid in self.started:
+            spent = _cpu() - self.started.pop(item.nodeid)
+            outcome.get_result().user_properties.append((KEY, round(spent, 1)))
+
+    def pytest_runtest_logreport(self, report):
+        for key, value in report.user_properties if report.when == "teardown" else ():
+            if key == KEY:
+                self.seconds[report.nodeid] = value
+
+    def pytest_terminal_summary(self, terminalreporter):
+        if not self.seconds:
+            return
+        terminalreporter.section(f"CPU-seconds: the {self.top} costliest tests (of {sum(self.seconds.values()):.0f} "
+                                 f"in all, {len(self.seconds)} tests)")
+        for nodeid, spent in sorted(self.seconds.items(), key=lambda kv: -kv[1])[:self.top]:
+            terminalreporter.line(f"{spent:8.1f}  {nodeid}")
