@@ -72,10 +72,15 @@ def run_audit(command: str, out: Path) -> dict:
         report = audit([a.replace("{out}", "{run}") for a in _split(command)], out=out, progress=False)
     except AuditError as err:
         return {"verdict": "could not audit", "error": str(err)[:300], "seconds": round(time.perf_counter() - t0, 1)}
-    first = next((f for f in report.findings if f.kind_class != "note"), None)
-    return {"verdict": audit_verdict(report), "first": first.kind if first else None,
-            "line": first.line[:300] if first else None, "crash_points": report.faults,
-            "file_events": report.reference.get("file_events"), "seconds": round(time.perf_counter() - t0, 1)}
+    verdict = audit_verdict(report)
+    # the finding that decides the verdict (a defect for not exact, a power cut's for not durable), then the others
+    deciding = {"not exact": "defect", "not durable": "not durable", "lost work": "lost work"}.get(verdict)
+    named = [f for f in report.findings if f.kind_class == deciding] + \
+        [f for f in report.findings if f.kind_class not in ("note", deciding)]
+    return {"verdict": verdict, "first": named[0].kind if named else None,
+            "line": named[0].line[:300] if named else None, "findings": [f.kind for f in named],
+            "crash_points": report.faults, "file_events": report.reference.get("file_events"),
+            "seconds": round(time.perf_counter() - t0, 1)}
 
 
 def run_chaos(command: str, result: tuple, work: Path, modes: str, points: int) -> dict:
@@ -87,9 +92,15 @@ def run_chaos(command: str, result: tuple, work: Path, modes: str, points: int) 
     verdicts = _verdicts(work)
     bad = {v for label, v in verdicts.items() if v in CHAOS_BAD and "[unsynced]" not in label}
     power = {v for label, v in verdicts.items() if v in CHAOS_BAD and "[unsynced]" in label}
-    verdict = ("no verdict" if done.returncode not in (0, 1) else "not exact" if bad else "not durable" if power else
-               "lost work" if "LOST_WORK" in verdicts.values() else "exact")
+    verdict = ("no verdict" if done.returncode not in (0, 1) else "nothing tested" if len(rows) < 2 else
+               "not exact" if bad else "not durable" if power else
+               "lost work" if "LOST_WORK" in verdicts.values() else "exact")  # rows: its control run and each point
+    modes = {label.rsplit("[", 1)[-1].rstrip("]"): [] for label in verdicts if "[" in label}
+    for label, v in verdicts.items():
+        if "[" in label:
+            modes[label.rsplit("[", 1)[-1].rstrip("]")].append(v)
     return {"verdict": verdict, "counts": {v: list(verdicts.values()).count(v) for v in sorted(set(verdicts.values()))},
+            "by_mode": {m: {v: vs.count(v) for v in sorted(set(vs))} for m, vs in modes.items()},
             "crash_points": max(0, len(rows) - 1), "exit_code": done.returncode,
             "said": (done.stdout + done.stderr).strip().splitlines()[-1][:300] if done.stdout + done.stderr else "",
             "seconds": round(time.perf_counter() - t0, 1)}
@@ -133,10 +144,10 @@ def main() -> None:
             out[name] = row
             print(f"{name}: truth {truth}; audit {row['audit']['verdict']} ({row['audit'].get('first')}); ckpt-chaos "
                   f"{row['ckpt_chaos']['verdict']} {row['ckpt_chaos']['counts']}", flush=True)
-    write("peer_ckpt_chaos", {"ckpt_chaos": _version(), "chaos_settings": {"modes": a.chaos_modes,
-                                                                            "max_points": a.chaos_points},
-                              "audit_settings": "defaults: 8 faults at steps, 4 crash points at file events, seed 0",
-                              "scripts": out})
+            write("peer_ckpt_chaos", {"ckpt_chaos": _version(), "chaos_settings": {"modes": a.chaos_modes,
+                                                                                    "max_points": a.chaos_points},
+                                      "audit_settings": "defaults: 8 faults at steps, 4 crash points at file events, "
+                                                        "seed 0", "scripts": out})  # after each: a long run keeps its rows
 
 
 def _version() -> str:

@@ -16,6 +16,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 BENCH = Path(__file__).resolve().parent
 RESULTS, PLOTS, OUT = BENCH / "results", BENCH / "plots", BENCH.parent / "BENCHMARKS.md"
+# the audit's READMEs carry the side by side with ckpt-chaos between these lines, rendered from its result file
+AUDIT_READMES = [BENCH.parent / "resume-audit" / "README.md", BENCH.parent / "resume-audit" / "README.zh-CN.md"]
+PEER_START, PEER_END = "<!-- peer table: python -m bench --report writes it from bench/results/peer_ckpt_chaos.json -->", \
+    "<!-- end of the peer table -->"
 
 
 def load() -> dict:
@@ -370,18 +374,31 @@ def kit_crashpoints(r: dict) -> tuple[list, str]:
     return rows, ""
 
 
+QUIET = ("exact", "no verdict", "nothing tested")  # ckpt-chaos flagged nothing
+
+
 def peer_ckpt_chaos(r: dict) -> tuple[list, str]:
     """Per script: the truth, each tool's verdict (the audit's first finding), faults and seconds;
-    met when both tools say the truth (the row says which one did not)."""
+    met when the audit says the truth and flags whatever ckpt-chaos flags (the issue's goal: every
+    defect either tool finds, the audit finds and names). Whether ckpt-chaos said the truth is in
+    its cell, and counted in the last row."""
     rows = []
     for name, s in r["scripts"].items():
         a, c = s["audit"], s["ckpt_chaos"]
         named = f" (`{a['first']}`)" if a.get("first") else ""
         counts = ", ".join(f"{v} {n}" for v, n in c.get("counts", {}).items()) or "no crash point"
+        right = "right" if s["ckpt_chaos_right"] else "wrong"
         rows.append((f"`{name}` (truth: {s['truth']})",
                      f"audit: {a['verdict']}{named}, {a.get('crash_points', '?')} faults, {a['seconds']:.0f} s; "
-                     f"ckpt-chaos: {c['verdict']} ({counts}), {c['seconds']:.0f} s",
-                     "both tools say the truth", s["audit_right"] and s["ckpt_chaos_right"]))
+                     f"ckpt-chaos ({right}): {c['verdict']} ({counts}), {c['crash_points']} crash points, "
+                     f"{c['seconds']:.0f} s", "the audit says the truth, flags what ckpt-chaos flags",
+                     s["audit_right"] and (c["verdict"] in QUIET or a["verdict"] != "exact")))
+    scripts = list(r["scripts"].values())
+    rows.append((f"all {len(scripts)} scripts: ckpt-chaos {r['ckpt_chaos']} ({r['chaos_settings']['modes']}, at most "
+                 f"{r['chaos_settings']['max_points']} crash points), the audit at its {r['audit_settings']}",
+                 f"the audit says the truth on {sum(s['audit_right'] for s in scripts)}, ckpt-chaos on "
+                 f"{sum(s['ckpt_chaos_right'] for s in scripts)}", f"the audit on all {len(scripts)}",
+                 all(s["audit_right"] for s in scripts)))
     return rows, ""
 
 
@@ -452,7 +469,33 @@ def render(results: dict | None = None) -> Path:
             if path:
                 lines += [f"![{key}]({path})", ""]
     OUT.write_text("\n".join(lines))
+    if "peer_ckpt_chaos" in results:
+        for readme in AUDIT_READMES:
+            text = readme.read_text(encoding="utf-8")
+            if PEER_START in text:
+                head, rest = text.split(PEER_START, 1)
+                table = "\n".join([PEER_START, *peer_table(results["peer_ckpt_chaos"]), PEER_END])
+                readme.write_text(head + table + rest.split(PEER_END, 1)[1], encoding="utf-8")
     return OUT
+
+
+def peer_table(r: dict) -> list[str]:
+    """The side by side as the audit's README shows it: per script, the truth settled by hand,
+    each tool's verdict (the audit's first finding, ckpt-chaos's counts over its crash points)."""
+    rows = ["| script | truth (by hand) | resume-audit | ckpt-chaos |", "|---|---|---|---|"]
+    for name, s in r["scripts"].items():
+        a, c = s["audit"], s["ckpt_chaos"]
+        named = f" (`{a['first']}`)" if a.get("first") else ""
+        counts = ", ".join(f"{v} {n}" for v, n in c.get("counts", {}).items()) or "no crash point"
+        rows.append(f"| `{name}` | {s['truth']} | {'**' * (not s['audit_right'])}{a['verdict']}{named}"
+                    f"{'**' * (not s['audit_right'])} | {'**' * (not s['ckpt_chaos_right'])}{c['verdict']}"
+                    f"{'**' * (not s['ckpt_chaos_right'])} ({counts}) |")
+    scripts = list(r["scripts"].values())
+    return rows + ["", f"ckpt-chaos {r['ckpt_chaos']} with `--modes {r['chaos_settings']['modes']} --max-points "
+                       f"{r['chaos_settings']['max_points']}`, the audit at its {r['audit_settings']} (recorded "
+                       f"{r.get('machine', {}).get('date', '?')}); a verdict in bold differs from the truth. The "
+                       f"audit says the truth on {sum(s['audit_right'] for s in scripts)} of {len(scripts)} "
+                       f"scripts, ckpt-chaos on {sum(s['ckpt_chaos_right'] for s in scripts)}."]
 
 
 if __name__ == "__main__":
