@@ -23,8 +23,9 @@ def test_a_venv_with_only_torch_audits_a_script_after_pip_install(tmp_path):
     env = tmp_path / "venv"
     venv.create(env, with_pip=True)
     python = env / "bin" / "python"
-    # the CPU wheel by its local label: never a multi-GB CUDA download in place of it
-    got = _pip(python, f"torch=={base}+cpu")
+    # the CPU wheel by its local label: never a multi-GB CUDA download in place of it; --no-compile: its
+    # thousands of modules are not byte-compiled ahead (CPU-seconds CI does not have), the ones imported are
+    got = _pip(python, "--no-compile", f"torch=={base}+cpu")
     if got.returncode != 0:
         pytest.skip(f"no CPU wheel of torch {base} reachable here: {got.stderr.strip().splitlines()[-1:]}")
     installed = _pip(python, str(HERE))
