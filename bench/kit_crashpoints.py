@@ -7,6 +7,11 @@ synchronous and background (``--async-save``) saves. Writes ``bench/results/kit_
 per setting, the crash points and the states tried, how many resumed exactly, the first that did
 not (none, for the kit).
 
+The run saves twice (4 steps, a save every 2, ``--keep-last 1``): a first save, and a second that
+replaces it (its commit, ``LATEST``, then the first one removed). Those are every event the save
+protocol makes, each once; a longer run repeats them (each crash point costs a fresh run of the
+command: about 5 s for one rank here, so the 2 saves' points take minutes, 10 saves' an hour).
+
     python bench/kit_crashpoints.py [--only NAME ...]
 """
 import argparse
@@ -19,8 +24,8 @@ from pathlib import Path
 from common import RESULTS, write
 from resume_audit import audit
 
-KIT = [sys.executable, "-m", "course_lib", "train", "--run-dir", "{run}", "--train-limit", "320", "--epochs", "2",
-       "--save-every-steps", "2", "--keep-last", "2", "--embed-dim", "8", "--resume", "auto"]
+KIT = [sys.executable, "-m", "course_lib", "train", "--run-dir", "{run}", "--train-limit", "256", "--epochs", "1",
+       "--save-every-steps", "2", "--keep-last", "1", "--embed-dim", "8", "--resume", "auto"]
 SETTINGS = {"1-rank": ["--world-size", "1"], "2-ranks": ["--world-size", "2"],
             "1-rank-async": ["--world-size", "1", "--async-save"], "2-ranks-async": ["--world-size", "2", "--async-save"]}
 
@@ -46,7 +51,7 @@ def main() -> None:
                          "first_not_exact": next((f.line for f in report.findings if f.kind_class != "note"), None),
                          "seconds": round(time.perf_counter() - t0, 1)}
             print(name, out[name]["verdict"], f"{exact}/{len(report.runs)} exact", out[name]["seconds"], "s", flush=True)
-    write("kit_crashpoints", {"command": " ".join(KIT[1:]), "settings": out})
+            write("kit_crashpoints", {"command": " ".join(KIT[1:]), "settings": out})  # after each setting
 
 
 if __name__ == "__main__":

@@ -368,7 +368,9 @@ def kit_crashpoints(r: dict) -> tuple[list, str]:
     rows = []
     for name, s in r["settings"].items():
         kinds = ", ".join(f"{k} {n}" for k, n in s["by_kind"].items())
-        rows.append((f"`{name}`: every crash point under checkpoints/ ({s['file_events']} file events)",
+        events = s["by_kind"].get("before", 0)  # every file event allows a kill before it
+        rows.append((f"`{name}`: every crash point of its {events} file events under checkpoints/ (of "
+                     f"{s['file_events']} in the run)",
                      f"{s['crash_points']} crash points ({kinds}): {s['runs_exact']} resumed exactly, "
                      f"{s['unrecoverable']} not ({s['seconds']:.0f} s)", "0 unrecoverable", s["unrecoverable"] == 0))
     return rows, ""
