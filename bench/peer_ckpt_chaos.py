@@ -95,12 +95,12 @@ def run_chaos(command: str, result: tuple, work: Path, modes: str, points: int) 
     verdict = ("no verdict" if done.returncode not in (0, 1) else "nothing tested" if len(rows) < 2 else
                "not exact" if bad else "not durable" if power else
                "lost work" if "LOST_WORK" in verdicts.values() else "exact")  # rows: its control run and each point
-    modes = {label.rsplit("[", 1)[-1].rstrip("]"): [] for label in verdicts if "[" in label}
+    by_mode: dict[str, list[str]] = {}  # a label ends with its mode: "... [torn]"
     for label, v in verdicts.items():
         if "[" in label:
-            modes[label.rsplit("[", 1)[-1].rstrip("]")].append(v)
+            by_mode.setdefault(label.rsplit("[", 1)[-1].rstrip("]"), []).append(v)
     return {"verdict": verdict, "counts": {v: list(verdicts.values()).count(v) for v in sorted(set(verdicts.values()))},
-            "by_mode": {m: {v: vs.count(v) for v in sorted(set(vs))} for m, vs in modes.items()},
+            "by_mode": {m: {v: vs.count(v) for v in sorted(set(vs))} for m, vs in by_mode.items()},
             "crash_points": max(0, len(rows) - 1), "exit_code": done.returncode,
             "said": (done.stdout + done.stderr).strip().splitlines()[-1][:300] if done.stdout + done.stderr else "",
             "seconds": round(time.perf_counter() - t0, 1)}
