@@ -16,6 +16,7 @@ command and its resume: 8-9 s for one rank here, 179 states in 24 minutes; resul
 """
 import argparse
 import json
+import shutil
 import sys
 import tempfile
 import time
@@ -36,22 +37,26 @@ def main() -> None:
     a = ap.parse_args()
     saved = RESULTS / "kit_crashpoints.json"
     out = json.loads(saved.read_text())["settings"] if a.only and saved.exists() else {}
-    with tempfile.TemporaryDirectory() as tmp:
-        for name in a.only or SETTINGS:
-            t0 = time.perf_counter()
-            report = audit(KIT + SETTINGS[name], out=Path(tmp) / name, faults=0, every_event=True,
-                           events_under="checkpoints", references=1, progress=False)
-            rows = [row for run in report.runs for row in run.rows]
-            kinds = sorted({row.fault.kind for row in rows})
-            exact = sum(run.exact for run in report.runs)
-            out[name] = {"verdict": report.verdict, "exit_code": report.exit_code, "crash_points": len(rows),
-                         "delivered": report.faults, "by_kind": {k: sum(r.fault.kind == k for r in rows) for k in kinds},
-                         "file_events": report.reference.get("file_events"), "runs_exact": exact,
-                         "unrecoverable": len(report.runs) - exact,
-                         "first_not_exact": next((f.line for f in report.findings if f.kind_class != "note"), None),
-                         "seconds": round(time.perf_counter() - t0, 1)}
-            print(name, out[name]["verdict"], f"{exact}/{len(report.runs)} exact", out[name]["seconds"], "s", flush=True)
-            write("kit_crashpoints", {"command": " ".join(KIT[1:]), "settings": out})  # after each setting
+    for name in a.only or SETTINGS:
+        folder = Path(tempfile.mkdtemp(prefix=f"kit-crashpoints-{name}-"))  # kept unless exact: what to look at
+        t0 = time.perf_counter()
+        report = audit(KIT + SETTINGS[name], out=folder, faults=0, every_event=True,
+                       events_under="checkpoints", references=1, progress=False)
+        rows = [row for run in report.runs for row in run.rows]
+        kinds = sorted({row.fault.kind for row in rows})
+        exact = sum(run.exact for run in report.runs)
+        out[name] = {"verdict": report.verdict, "exit_code": report.exit_code, "crash_points": len(rows),
+                     "delivered": report.faults, "by_kind": {k: sum(r.fault.kind == k for r in rows) for k in kinds},
+                     "file_events": report.reference.get("file_events"), "runs_exact": exact,
+                     "unrecoverable": len(report.runs) - exact,
+                     "first_not_exact": next((f.line for f in report.findings if f.kind_class != "note"), None),
+                     "seconds": round(time.perf_counter() - t0, 1)}
+        print(name, out[name]["verdict"], f"{exact}/{len(report.runs)} exact", out[name]["seconds"], "s", flush=True)
+        if report.exit_code == 0:
+            shutil.rmtree(folder)
+        else:
+            print(f"  kept for a look: {folder}", flush=True)
+        write("kit_crashpoints", {"command": " ".join(KIT[1:]), "settings": out})  # after each setting
 
 
 if __name__ == "__main__":

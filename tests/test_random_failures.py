@@ -45,6 +45,22 @@ def test_the_check_takes_the_luck_out(monkeypatch):
     assert not summarize(c, {"optimum_steps": 8}, slow, mtbf)["all_within_20pct"]
 
 
+def test_a_run_that_would_not_finish_is_unfinished_in_the_model_too():
+    """Restarts of 8 s against a failure every 0.5 s on average (a busy machine's restarts in notebook 04's
+    small drill): the model's run almost never finishes, so the replay stops, as the drill does, after
+    MAX_FAILURES failures: ``inf``, said as None (no prediction to compare), in well under a second."""
+    c, mtbf = costs(restart_seconds=8.0, steps=40), 0.5
+    assert replay_wall(40, c, exponential_gaps(mtbf, seed=0)) == math.inf
+    assert replay_wall(40, c, iter([math.inf])) < math.inf  # no failure: it finishes
+    t0 = time.perf_counter()
+    run = {"wall_seconds": 6.0, "finished": False, "failures": 12, "steps_redone": 0, "gap_seed": 0, "steps": 0}
+    study = summarize(c, {"optimum_steps": 40}, {40: [run]}, mtbf)
+    assert time.perf_counter() - t0 < 5
+    point = study["points"][0]
+    assert point["predicted_median_wall_seconds"] is None and point["error"] is None
+    assert study["best_measured_steps"] is None
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_a_killed_group_is_gone_once_dead_not_once_reaped():
     code = ("import subprocess, sys, time; [subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']) "

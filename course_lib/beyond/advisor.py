@@ -88,30 +88,43 @@ def lost_share(every_steps, costs: Costs, mtbf: float, covered: float = 0.0) -> 
     return 1.0 - failure_free_wall(costs) / expected_wall(every_steps, costs, mtbf, covered)
 
 
+MAX_FAILURES = 200  # a run that has failed this often is stopped as unfinished (the drill's and the model's)
+
+
 def simulate_walls(every_steps: int, costs: Costs, mtbf: float) -> np.ndarray:
     """Wall times of 2,000 simulated runs (seed 0) under the same model (exponential failures that
     may strike start-up, work, saves and restarts; a failure loses the segment in progress).
     The expectation is :func:`expected_wall`; the simulation also gives the median and the
     spread, which is what a handful of real runs should be compared with: with few failures
-    per run the distribution is skewed (a run that meets no failure is much faster than the mean)."""
+    per run the distribution is skewed (a run that meets no failure is much faster than the mean).
+    A simulated run that would meet more than :data:`MAX_FAILURES` failures is ``inf``: unfinished."""
     rng = np.random.default_rng(0)
     return np.array([replay_wall(every_steps, costs, iter(lambda: rng.exponential(mtbf), None)) for _ in range(2000)])
 
 
-def replay_wall(every_steps: int, costs: Costs, gaps: Iterator[float]) -> float:
+def replay_wall(every_steps: int, costs: Costs, gaps: Iterator[float], max_failures: int = MAX_FAILURES) -> float:
     """The model's wall time for one run whose failures come after these gaps (seconds, each
     from the failure before, the first from the start): the clock of
     :func:`course_lib.beyond.random_failures.train_through_failures`. Fed the gaps a real run met, it
-    says what the model predicts for *that* run, so model and run are compared under the same luck."""
+    says what the model predicts for *that* run, so model and run are compared under the same luck.
+
+    ``inf`` once the run meets ``max_failures`` failures, as the drill stops a real run there: where
+    a restart takes longer than the time between failures, a run almost never finishes (Daly's
+    expectation grows as ``exp(R/M)``), and replaying it to the end would not end either (a busy
+    machine's restarts once made notebook 04's drill replay for half an hour)."""
     k = int(every_steps)
     segments = [k] * (costs.steps // k) + ([costs.steps % k] if costs.steps % k else [])
     lengths = [n * costs.step_seconds + costs.save_blocking_seconds for n in segments]
     t, j, next_failure, starting, restart = 0.0, 0, next(gaps), True, costs.restart_seconds
+    failures = 0
     while j < len(lengths):  # the first start is a plain start; after a failure, the effective restart
         need = restart if starting else lengths[j]
         if t + need <= next_failure:
             t, j, starting = t + need, j if starting else j + 1, False
         else:
+            failures += 1
+            if failures >= max_failures:
+                return math.inf
             t, starting, restart = next_failure, True, costs.effective_restart
             next_failure = t + next(gaps)
     return t + costs.finish_seconds

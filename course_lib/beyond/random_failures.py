@@ -33,12 +33,11 @@ from pathlib import Path
 import numpy as np
 
 from course_lib._runtime.rank_output import say, shown
-from course_lib.beyond.advisor import advise, expected_wall, measure_costs, replay_wall, simulate_walls
+from course_lib.beyond.advisor import MAX_FAILURES, advise, expected_wall, measure_costs, replay_wall, simulate_walls
 from course_lib.config import ConfigError, TrainConfig
 from course_lib.ddp.outcome import EXIT_INTERRUPTED
 from course_lib.watch.monitor import read_ledger
 
-MAX_FAILURES = 200  # a run that has failed this often is stopped as unfinished, and said so
 # a run whose median step is this much slower than the calibration's met a busy machine (other
 # work on the same cores), not the model's costs: it is measured again, with the same failure times
 DISTURBED, DISTURBED_RETRIES = 1.15, 2
@@ -205,6 +204,11 @@ def interval_study(workdir: str | Path, base: TrainConfig, intervals: list[int] 
             "budget_seconds": budget_seconds}
 
 
+def _seconds(x: float) -> float | None:
+    """Seconds for the record: ``None`` where the model says a run would not finish (``inf``)."""
+    return round(x, 2) if math.isfinite(x) else None
+
+
 def summarize(costs, advice: dict, runs: dict, mtbf: float) -> dict:
     """Measured runs beside the predictions, and the two targets of the check.
 
@@ -224,23 +228,25 @@ def summarize(costs, advice: dict, runs: dict, mtbf: float) -> dict:
 
     An interval with a run that did not finish (stopped by a budget) has only lower bounds: its
     measured figures are ``None`` and it is left out of the errors and the best interval (``None``
-    when no interval finished)."""
+    when no interval finished). So is an interval whose model says a run would not finish (more
+    than :data:`~course_lib.beyond.advisor.MAX_FAILURES` failures: a restart slower than the time
+    between failures); its predicted figures are ``None``."""
     points = []
     for k, rs in runs.items():
         walls = [r["wall_seconds"] for r in rs]
         expected = float(expected_wall(k, costs, mtbf))
-        sim = simulate_walls(k, costs, mtbf)
+        sim = simulate_walls(k, costs, mtbf)  # inf: a simulated run that would not finish
         predicted_median = float(np.median(sim))
         point = {"every_steps": k, "walls": walls, "finished": [r.get("finished", True) for r in rs],
                  "steps_reached": [r.get("steps") for r in rs], "failures": [r["failures"] for r in rs],
                  "steps_redone": [r["steps_redone"] for r in rs],
                  "median_step_seconds": [r.get("median_step_seconds") for r in rs],
                  "measured_again": [r.get("measured_again", 0) for r in rs],
-                 "predicted_median_wall_seconds": round(predicted_median, 2),
-                 "predicted_wall_seconds": round(expected, 2),
-                 "predicted_quartiles": [round(float(q), 2) for q in np.percentile(sim, [25, 75])]}
-        if all(point["finished"]):
-            replayed = [replay_wall(k, costs, exponential_gaps(mtbf, seed=r["gap_seed"])) for r in rs]
+                 "predicted_median_wall_seconds": _seconds(predicted_median),
+                 "predicted_wall_seconds": _seconds(expected),
+                 "predicted_quartiles": [_seconds(float(q)) for q in np.percentile(sim, [25, 75])]}
+        replayed = [replay_wall(k, costs, exponential_gaps(mtbf, seed=r["gap_seed"])) for r in rs]
+        if all(point["finished"]) and all(map(math.isfinite, replayed + [predicted_median, expected])):
             median, mean = statistics.median(walls), statistics.mean(walls)
             point.update({"replayed_walls": [round(w, 2) for w in replayed],
                           "error": round(statistics.mean(replayed) / mean - 1, 4),
@@ -248,7 +254,7 @@ def summarize(costs, advice: dict, runs: dict, mtbf: float) -> dict:
                           "median_wall_seconds": median, "mean_wall_seconds": round(mean, 3),
                           "median_error": round(predicted_median / median - 1, 4),
                           "mean_error": round(expected / mean - 1, 4)})
-        else:  # lower bounds only: nothing to compare
+        else:  # lower bounds only, or a model that says the run would not finish: nothing to compare
             point.update(dict.fromkeys(("replayed_walls", "error", "luck_corrected_mean_seconds", "median_wall_seconds",
                                         "mean_wall_seconds", "median_error", "mean_error")))
         points.append(point)

@@ -74,6 +74,8 @@ class Trainer:
                                                    contiguous=self.traits.contiguous)
         self.total_steps = cfg.planned_steps(self.sampler.steps_per_epoch)
         self.state.config = {**cfg.to_dict(), "world_size": world_size}
+        if rank == 0:  # before the ranks meet: no rank's save then makes it, and who saves first changes nothing on disk
+            ckpt.checkpoint_root(self.run_dir).mkdir(parents=True, exist_ok=True)
         self.attempt = next_attempt(self.run_dir, rank, **(seams.about or {}))  # a barrier: every rank reads one count
         self.ledger = Ledger(self.run_dir, rank)
         self.tb = TensorBoardLogger(self.run_dir, enabled=rank == 0, hparams=cfg.to_dict())

@@ -199,10 +199,12 @@ def save_interval_curve(costs, mtbf: float, covered: float = 0.0, measured: list
     if stopped:
         ax.scatter(*zip(*stopped), marker="^", s=60, facecolors="none", edgecolors="k", zorder=3,
                    label=t("stopped unfinished: ran this long, would have needed more"))
-    if measured and all("predicted_quartiles" in p for p in measured):  # the model's own spread (simulated)
-        xs = [p["every_steps"] for p in measured]
-        pm = np.array([p["predicted_median_wall_seconds"] for p in measured])
-        q = np.array([p["predicted_quartiles"] for p in measured])
+    predicted = [p for p in measured or [] if p.get("predicted_median_wall_seconds") is not None
+                 and None not in p.get("predicted_quartiles", [None])]  # None: the model says it would not finish
+    if predicted:  # the model's own spread (simulated)
+        xs = [p["every_steps"] for p in predicted]
+        pm = np.array([p["predicted_median_wall_seconds"] for p in predicted])
+        q = np.array([p["predicted_quartiles"] for p in predicted])
         ax.errorbar(np.array(xs) * 1.12, pm, yerr=[pm - q[:, 0], q[:, 1] - pm], fmt="D", mfc="none", c="C1",
                     capsize=3, label=t("predicted: median, quartiles"))
     ax.axhline(failure_free_wall(costs), c="0.6", lw=1, label=t("no failures, no saves"))
