@@ -204,8 +204,13 @@ def interval_study(workdir: str | Path, base: TrainConfig, intervals: list[int] 
             "budget_seconds": budget_seconds}
 
 
+def _quartiles(sim: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore"):  # between two unfinished runs (inf - inf): nan, said as None
+        return np.percentile(sim, [25, 75])
+
+
 def _seconds(x: float) -> float | None:
-    """Seconds for the record: ``None`` where the model says a run would not finish (``inf``)."""
+    """Seconds for the record: ``None`` where the model says a run would not finish (``inf``, ``nan``)."""
     return round(x, 2) if math.isfinite(x) else None
 
 
@@ -244,7 +249,7 @@ def summarize(costs, advice: dict, runs: dict, mtbf: float) -> dict:
                  "measured_again": [r.get("measured_again", 0) for r in rs],
                  "predicted_median_wall_seconds": _seconds(predicted_median),
                  "predicted_wall_seconds": _seconds(expected),
-                 "predicted_quartiles": [_seconds(float(q)) for q in np.percentile(sim, [25, 75])]}
+                 "predicted_quartiles": [_seconds(float(q)) for q in _quartiles(sim)]}
         replayed = [replay_wall(k, costs, exponential_gaps(mtbf, seed=r["gap_seed"])) for r in rs]
         if all(point["finished"]) and all(map(math.isfinite, replayed + [predicted_median, expected])):
             median, mean = statistics.median(walls), statistics.mean(walls)
