@@ -31,6 +31,26 @@ SETTINGS = {"1-rank": ["--world-size", "1"], "2-ranks": ["--world-size", "2"],
             "1-rank-async": ["--world-size", "1", "--async-save"], "2-ranks-async": ["--world-size", "2", "--async-save"]}
 
 
+def at_planned_events(folder: Path) -> tuple[int, int]:
+    """(crash points struck, of them at the very event planned): each fault's mark (its role, number,
+    op and path) against the event of that role and number in the run never interrupted. A role's
+    threads (TensorBoard's writer, a background save) share its numbering, so a number can name
+    another event in another run; this says how often it did."""
+    def events(run: str):
+        for f in (folder / "records" / run).glob("attempt-*/*.jsonl"):
+            yield from (json.loads(line) for line in f.read_text().splitlines() if line)
+
+    planned = {(e["who"], e["n"]): (e["op"], e["path"]) for e in events("reference-1") if e["type"] == "file"}
+    marks = [e for run in (folder / "records").glob("faults-*") for e in events(run.name)
+             if e["type"] == "fault" and e.get("event")]
+    same = 0
+    for m in marks:
+        op, path = planned.get(tuple(m["event"]), (None, None))
+        torn = "op" not in m  # its target: "PATH (N bytes, cut to M)"
+        same += str(path) in m["target"] if torn else (m["op"], m["target"]) == (op, path)
+    return len(marks), same
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--only", nargs="+", choices=list(SETTINGS))
@@ -54,6 +74,7 @@ def main() -> None:
                      "unrecoverable": len(struck) - exact,
                      "first_not_exact": next((f.line for f in report.findings if f.kind_class != "note"), None),
                      "seconds": round(time.perf_counter() - t0, 1)}
+        out[name]["struck"], out[name]["at_the_planned_event"] = at_planned_events(folder)
         print(name, out[name]["verdict"], f"{exact}/{len(report.runs)} exact", out[name]["seconds"], "s", flush=True)
         if report.exit_code == 0:
             shutil.rmtree(folder)

@@ -278,3 +278,35 @@ def test_a_torn_fault_cuts_what_python_wrote_once_it_is_closed(tmp_path):
 
     with pytest.raises((pickle.UnpicklingError, EOFError)):
         pickle.loads((run / "ck.pkl").read_bytes())
+
+
+THREADS = '''import os, sys, threading
+run = sys.argv[1]
+
+def write(name):
+    for i in range(300):
+        with open(os.path.join(run, f"{name}-{i}.txt"), "w") as f:
+            f.write("x")
+
+threads = [threading.Thread(target=write, args=(name,)) for name in ("a", "b")]
+[t.start() for t in threads]
+[t.join() for t in threads]
+'''
+
+
+def test_two_threads_writing_at_once_each_get_every_event_a_number_of_its_own(tmp_path):
+    """A background save writes while the training thread writes too (the kit's --async-save): every
+    file each thread makes is an event, numbered once (one process-wide "audit's own work" count once
+    dropped the writer's events while the other thread was inside a hook, and an unseen file followed)."""
+    script, run = tmp_path / "threads.py", tmp_path / "threads-run"
+    script.write_text(THREADS)
+    run.mkdir()
+    done = run_attempt([sys.executable, str(script), str(run)], tmp_path / "rec", tmp_path / "log", run=run, timeout=120)
+    assert done.exit_code == 0, done.tail()
+    [p] = done.processes
+    created = [e for e in p.of_type("file") if e["op"] == "create"]
+    assert sorted(e["path"] for e in created) == sorted(f"{t}-{i}.txt" for t in "ab" for i in range(300))
+    assert sorted(e["n"] for e in p.of_type("file")) == list(range(1, len(p.of_type("file")) + 1))
+    from resume_audit import disk
+
+    assert disk.unseen(disk.scan(run), done.processes) == []

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import stat
+import threading
 import time
 import uuid
 
@@ -64,7 +65,18 @@ class FileWatch:
     def __init__(self, probe, run: str, shadows: str | None):
         self.probe, self.run, self.shadows = probe, os.path.normpath(run), shadows
         self.pending: set[str] = set()  # written by Python code, their fingerprint taken once they are closed
-        self.quiet = 0  # our own file work (shadows, tears) is not the script's
+        self._local = threading.local()
+
+    @property
+    def quiet(self) -> int:
+        """Above 0 while this thread does the audit's own file work (shadows, tears), not the
+        script's. Per thread: a background writer's save is the script's even while the training
+        thread is inside a hook (one count for the process once dropped a background save's file)."""
+        return getattr(self._local, "quiet", 0)
+
+    @quiet.setter
+    def quiet(self, value: int) -> None:
+        self._local.quiet = value
 
     def under(self, path: str | None) -> bool:
         return path is not None and (path == self.run or path.startswith(self.run + os.sep))

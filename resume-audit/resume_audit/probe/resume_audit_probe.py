@@ -63,6 +63,7 @@ class Probe:
         self.saves_here = 0  # saves at the step a during-save fault cuts
         self.saved_at = self.synced_at = None  # the steps of the newest save, and of an fsync after it
         self.counts: dict[str, int] = {}  # file events so far, per role
+        self.numbering = threading.Lock()  # a background save's thread and the training thread: one number each
         self.tear = None  # the file a torn fault cuts once it is written
         self.history: collections.deque = collections.deque(maxlen=HISTORY)  # (step, params' keys, state's keys)
         self._roots = None
@@ -255,8 +256,9 @@ class Probe:
         if self.silent:  # a DataLoader worker: not the script's own process
             return
         who = self.who()
-        n = self.counts[who] = self.counts.get(who, 0) + 1
-        self.event("file", op=op, path=path, who=who, n=n, **{k: v for k, v in extra.items() if v is not None})
+        with self.numbering:  # numbered and recorded in one order, whichever thread comes first
+            n = self.counts[who] = self.counts.get(who, 0) + 1
+            self.event("file", op=op, path=path, who=who, n=n, **{k: v for k, v in extra.items() if v is not None})
         f = self.fault
         if f is None or self.fired or f["mode"] not in EVENT_FAULTS or (f.get("who"), f.get("n")) != (who, n):
             return
