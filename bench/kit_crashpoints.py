@@ -33,12 +33,15 @@ SETTINGS = {"1-rank": ["--world-size", "1"], "2-ranks": ["--world-size", "2"],
 
 def at_planned_events(folder: Path) -> tuple[int, int]:
     """(crash points struck, of them at the very event planned): each fault's mark (its role, number,
-    op and path) against the event of that role and number in the run never interrupted. A role's
-    threads (TensorBoard's writer, a background save) share its numbering, so a number can name
-    another event in another run; this says how often it did."""
+    op and path) against the event of that role and number in the run never interrupted, a process's
+    own id in a path (``LATEST.tmp-PID``) read as the same name."""
     def events(run: str):
         for f in (folder / "records" / run).glob("attempt-*/*.jsonl"):
-            yield from (json.loads(line) for line in f.read_text().splitlines() if line)
+            rows = [json.loads(line) for line in f.read_text().splitlines() if line]
+            pid = str(rows[0]["pid"]) if rows and rows[0]["type"] == "start" else "?"
+            for e in rows:
+                yield {**e, "path": e.get("path", "").replace(pid, "{pid}"),
+                       "target": str(e.get("target", "")).replace(pid, "{pid}")}
 
     planned = {(e["who"], e["n"]): (e["op"], e["path"]) for e in events("reference-1") if e["type"] == "file"}
     marks = [e for run in (folder / "records").glob("faults-*") for e in events(run.name)

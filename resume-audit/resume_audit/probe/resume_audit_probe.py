@@ -250,12 +250,17 @@ class Probe:
             self.watch.quiet += 1
 
     def file_event(self, op: str, path: str, **extra) -> None:
-        """A file event under the run (:mod:`resume_audit_files`): numbered within this role,
-        recorded, and struck when it is the fault's (a kill before it happens, or a power cut
-        then; ``torn``: the file is cut once it is written)."""
+        """A file event under the run (:mod:`resume_audit_files`): numbered within this role and
+        thread (``rank0``; another thread than the main one adds its name: ``rank0/checkpoint-writer``,
+        so TensorBoard's writer or a background save cannot shift the training thread's numbers),
+        recorded, and struck when it is the fault's (a kill before it happens, or a power cut then;
+        ``torn``: the file is cut once it is written)."""
         if self.silent:  # a DataLoader worker: not the script's own process
             return
         who = self.who()
+        thread = threading.current_thread()
+        if thread is not threading.main_thread():  # its own numbers: threads interleave differently in every run
+            who = f"{who}/{thread.name}"
         with self.numbering:  # numbered and recorded in one order, whichever thread comes first
             n = self.counts[who] = self.counts.get(who, 0) + 1
             self.event("file", op=op, path=path, who=who, n=n, **{k: v for k, v in extra.items() if v is not None})
