@@ -34,6 +34,8 @@ def test_every_verdict_and_fault_is_said_in_chinese():
     event = {"kind": "power-data", "at": 10, "rank": None, "who": "rank1", "n": 12, "op": "rename", "path": "ck.tmp"}
     assert fault_zh(event) == "Rank 1 的第 12 个文件事件（rename ck.tmp，第 10 步）之前断电，没有 fsync 的数据丢失"
     assert fault_zh({**event, "kind": "torn", "who": "main"}).startswith("主进程的第 12 个文件事件")
+    threaded = fault_zh({**event, "who": "rank0/checkpoint-writer"})  # a background save's own numbering
+    assert threaded.startswith("Rank 0 的 checkpoint-writer 线程的第 12 个文件事件"), threaded
     from resume_audit.findings import Finding
 
     from course_lib.lab.audit_view import finding_line

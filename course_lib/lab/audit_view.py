@@ -34,11 +34,16 @@ def _spaced(word: str) -> str:
     return (" " if word[0].isascii() else "") + word + (" " if word[-1].isascii() else "")
 
 
+THREAD = "{who}'s thread {thread}"  # a file event of a thread other than the main one: rank0/checkpoint-writer
+
+
 def _who(fault: dict) -> str:
-    role = fault.get("who")  # a file event's: rank1, main, proc
+    role = fault.get("who")  # a file event's: rank1, main, proc, and a thread's: rank0/checkpoint-writer
     if role is None:
         return _zh(EVERY_RANK) if fault["rank"] is None else _zh(ONE_RANK, rank=fault["rank"])
-    return _zh(ONE_RANK, rank=role.removeprefix("rank")) if role.startswith("rank") else tr(role, "zh", context="role")
+    role, _, thread = role.partition("/")
+    who = _zh(ONE_RANK, rank=role.removeprefix("rank")) if role.startswith("rank") else tr(role, "zh", context="role")
+    return _tidy(_zh(THREAD, who=_spaced(who), thread=_spaced(thread))) if thread else who
 
 
 def fault_zh(fault: dict) -> str:

@@ -315,6 +315,7 @@ ZH = {
     "rank {rank}": "Rank {rank}",
     "role|main": "主进程",
     "role|proc": "其他进程",
+    "{who}'s thread {thread}": "{who}的{thread}线程",
     # the RNGs, and what a power cut undid (RNG_NAMES, UNDONE, MORE)
     "Python's RNG (random)": "Python 的 random",
     "NumPy's global RNG": "NumPy 的全局随机数生成器",
