@@ -62,8 +62,8 @@ class Probe:
         self.commit_src = None  # ... of the file that save wrote (None: it wrote to memory, so the first one)
         self.saves_here = 0  # saves at the step a during-save fault cuts
         self.saved_at = self.synced_at = None  # the steps of the newest save, and of an fsync after it
-        self.counts: dict[str, int] = {}  # file events so far, per role
-        self.numbering = threading.Lock()  # a background save's thread and the training thread: one number each
+        self.counts: dict[str, int] = {}  # file events so far, per role and thread (file_event)
+        self.numbering = threading.Lock()  # threads of this process number and record their events one at a time
         self.tear = None  # the file a torn fault cuts once it is written
         self.history: collections.deque = collections.deque(maxlen=HISTORY)  # (step, params' keys, state's keys)
         self._roots = None
