@@ -80,13 +80,13 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
 
 
 # ---------------------------------------------------------------- the longest tests first
-# seconds each took in .ci/run's full suite on two workers (--durations, 2026-12-07; the notebooks' pairs,
-# both editions in one test since #63; notebook 05's pair is the browser test's): started first, they leave
-# the short ones to fill the end of both workers' queues (--dist loadgroup hands out tests in this order,
-# after the xdist groups), so no worker ends alone on a long one
-LONGEST = {"test_browser.py::": 282, "teaches_its_lesson[04": 281, "teaches_its_lesson[03": 71,
-           "test_audit_kit.py::": 69, "test_elastic.py::": 64, "real_processes[05.audit]": 36,
-           "teaches_its_lesson[02": 25, "teaches_its_lesson[01": 18}
+# seconds each took in a clean clone's full suite on two workers (--durations, 2026-12-07: the browser test's after
+# it ran notebook 05's Chinese edition alone, beside a benchmark): started first, they leave the short ones to fill
+# the end of both workers' queues (--dist loadgroup hands out tests in this order, after the xdist groups), so no
+# worker ends alone on a long one
+LONGEST = {"test_browser.py::": 226, "teaches_its_lesson[04": 107, "test_audit_kit.py::": 83,
+           "teaches_its_lesson[03": 72, "test_elastic.py::": 68, "real_processes[05.audit]": 39,
+           "teaches_its_lesson[02": 24, "teaches_its_lesson[01": 17}
 
 
 def pytest_collection_modifyitems(config, items):

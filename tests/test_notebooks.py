@@ -23,16 +23,6 @@ NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 ZH = NOTEBOOKS / "zh"
 
 
-def browser_runs_notebook_05() -> bool:
-    """tests/test_browser.py runs the Chinese notebook 05 top to bottom in JupyterLab: where it
-    will, papermill need not run it a second time (two minutes of CI)."""
-    import importlib.util
-    import shutil
-
-    have = (shutil.which("chromium") or shutil.which("chromium-browser")) and importlib.util.find_spec("playwright")
-    return bool(have) or os.environ.get("COURSE_LIB_REQUIRE_BROWSER") == "1"
-
-
 def _load(path: Path) -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
 
@@ -83,15 +73,18 @@ def test_chinese_edition_uses_the_chapters_terms():
         assert term in prose, term
 
 
+# notebook 05's pair is 150 CPU-seconds an edition (two audits, an elastic drill): CI's 15 minutes run its Chinese
+# edition alone, in JupyterLab (tests/test_browser.py, every check of run_edition's and the lesson's); -m exhaustive
+# runs the pair here, the English edition then Run All again in its folder
+PAIRS = [pytest.param(name, marks=pytest.mark.exhaustive if name.startswith("05") else ()) for name in sorted(SMALL)]
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("name", sorted(SMALL))
+@pytest.mark.parametrize("name", PAIRS)
 def test_each_notebook_twice_in_one_folder_teaches_its_lesson(name, tmp_path, monkeypatch):
     """Both editions, one after the other in one run folder: their code cells are the same, so the
-    second is Run All again in a used folder (a teacher's Restart & Run All before class), at no
-    extra cost. Each must run, show its lesson (tests/notebook_lessons.py) and the second the same
-    as the first. Notebook 05's pair runs in tests/test_browser.py where it runs the Chinese one."""
-    if name.startswith("05") and browser_runs_notebook_05():
-        pytest.skip("tests/test_browser.py runs both editions of notebook 05 in one folder (the Chinese one in JupyterLab)")
+    second is Run All again in a used folder (a teacher's Restart & Run All before class). Each must
+    run, show its lesson (tests/notebook_lessons.py) and the second the same as the first."""
     first = run_edition(name, "en", tmp_path, monkeypatch)
     second = run_edition(name, "zh", tmp_path, monkeypatch)
     same_lesson(name, first, second)
@@ -116,8 +109,18 @@ def run_edition(name: str, lang: str, tmp_path: Path, monkeypatch) -> dict:
     if "RUN_DIR" in source.read_text():
         params["RUN_DIR"] = str(tmp_path / "runs")
     nb = execute(source, params, cwd=tmp_path / lang)  # Jupyter starts a kernel in its notebook's folder: the language
+    assert_teaches(name, lang, nb, tmp_path / lang / "figures.jsonl", Path(params.get("RUN_DIR", tmp_path / "runs")))
+    return check_lesson(name, json.loads(recorded.read_text(encoding="utf-8")), nb, lang)
+
+
+def assert_teaches(name: str, lang: str, nb, figures: Path, run_dir: Path) -> None:
+    """What edition ``lang`` of notebook ``name`` showed after Run All (``nb`` with its outputs, as
+    nbclient returns it or JupyterLab saves it): no error, a figure, no warning a learner cannot act
+    on, no cut table, no hint or solution shown, each exercise's check failing on its blank answer,
+    a Chinese edition's outputs in Chinese (``figures``: the recorder's file), and what each
+    notebook's own cells must show (``run_dir``: its runs)."""
     if lang == "zh":
-        english = english_left(nb, name[:2], tmp_path / lang / "figures.jsonl")
+        english = english_left(nb, name[:2], figures)
         assert not english, f"zh/{name} shows English a learner reads: {english}"
     outputs = [(c.get("id"), o) for c in nb["cells"] for o in c.get("outputs", [])]
     assert not [o for _, o in outputs if o.get("output_type") == "error"]
@@ -138,11 +141,16 @@ def run_edition(name: str, lang: str, tmp_path: Path, monkeypatch) -> dict:
         passes, fails = ("通过", "未通过") if lang == "zh" else ("passes", "fails")
         assert passes in shown and fails not in shown, shown
         assert "Rotten Tomatoes" in json.dumps(nb)
-        report = json.loads((Path(params["RUN_DIR"]) / "audit" / "report.json").read_text())  # section 6's audit
-        found = [f["kind"] for f in report["findings"] if f["defect"] or f["lost_work"]]  # what section 6 says it loses
-        assert found == ["not-atomic", "sigterm-no-save", "rng"] and report["exit_code"] == 1, found
-        assert [f["kind"] for f in report["findings"] if f["lost_work"]] == ["sigterm-no-save"], "lost work, not a defect"
-    return check_lesson(name, json.loads(recorded.read_text(encoding="utf-8")), nb, lang)
+        assert_section_5_names_the_three_losses(run_dir)
+
+
+def assert_section_5_names_the_three_losses(run_dir: Path) -> None:
+    """Notebook 05's section 5 says the audit of the chapter's loop finds three losses, in this order,
+    the SIGTERM one lost work rather than a defect: its report must say so."""
+    report = json.loads((run_dir / "audit" / "report.json").read_text())
+    found = [f["kind"] for f in report["findings"] if f["defect"] or f["lost_work"]]
+    assert found == ["not-atomic", "sigterm-no-save", "rng"] and report["exit_code"] == 1, found
+    assert [f["kind"] for f in report["findings"] if f["lost_work"]] == ["sigterm-no-save"], "lost work, not a defect"
 
 
 def with_recorders(source: Path, folder: Path, number: str) -> tuple[Path, Path]:
