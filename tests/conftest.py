@@ -86,7 +86,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
 # worker ends alone on a long one
 LONGEST = {"test_browser.py::": 226, "teaches_its_lesson[04": 107, "test_audit_kit.py::": 83,
            "teaches_its_lesson[03": 72, "test_elastic.py::": 68, "real_processes[05.audit]": 39,
-           "teaches_its_lesson[02": 24, "teaches_its_lesson[01": 17}
+           "teaches_its_lesson[02": 24, "teaches_its_lesson[01": 17, "teaches_its_lesson[05": 330}  # (05: exhaustive)
 
 
 def pytest_collection_modifyitems(config, items):
