@@ -370,15 +370,14 @@ def kit_crashpoints(r: dict) -> tuple[list, str]:
         kinds = ", ".join(f"{k} {n}" for k, n in s["by_kind"].items())
         events = s["by_kind"].get("before", 0)  # every file event allows a kill before it
         missed = s["crash_points"] - s["delivered"]  # not reached: nothing tested there, so not met
-        aimed = s.get("at_the_planned_event")  # recorded since the probe numbers each thread's events on its own
-        where = (f"; {aimed} of {s['struck']} struck at the very event planned" if aimed is not None else
-                 "; which event each strike hit not recorded (numbered per process then, not per thread)")
+        aimed = s["at_the_planned_event"]  # each fault's mark against the event of its number in the run never interrupted
+        where = f"; {aimed} of {s['struck']} struck at the very event planned"
         rows.append((f"`{name}`: every crash point of its {events} file events under checkpoints/ (of "
                      f"{s['file_events']} in the run)",
                      f"{s['crash_points']} crash points ({kinds}): {s['runs_exact']} resumed exactly, "
                      f"{s['unrecoverable']} not" + (f", {missed} never reached" if missed else "") + where +
                      f" ({s['seconds']:.0f} s)", "every one reached, 0 unrecoverable",
-                     s["unrecoverable"] == 0 and not missed and aimed in (None, s.get("struck"))))
+                     s["unrecoverable"] == 0 and not missed and aimed == s["struck"]))
     return rows, ""
 
 
