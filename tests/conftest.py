@@ -80,13 +80,12 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
 
 
 # ---------------------------------------------------------------- the longest tests first
-# seconds each took in a clean clone's full suite on two workers (--durations, 2026-12-07: the browser test's after
-# it ran notebook 05's Chinese edition alone, beside a benchmark): started first, they leave the short ones to fill
-# the end of both workers' queues (--dist loadgroup hands out tests in this order, after the xdist groups), so no
-# worker ends alone on a long one
-LONGEST = {"test_browser.py::": 226, "teaches_its_lesson[04": 107, "test_audit_kit.py::": 83,
-           "teaches_its_lesson[03": 72, "test_elastic.py::": 68, "real_processes[05.audit]": 39,
-           "teaches_its_lesson[02": 24, "teaches_its_lesson[01": 17, "teaches_its_lesson[05": 330}  # (05: exhaustive)
+# seconds each took in a clean clone's .ci/run on two workers (--durations, 2026-12-07 20:00; notebook 05's pair,
+# -m exhaustive only, alone): started first, they leave the short ones to fill the end of both workers' queues
+# (--dist loadgroup hands out tests in this order, after the xdist groups), so no worker ends alone on a long one
+LONGEST = {"teaches_its_lesson[05": 183, "test_browser.py::": 172, "teaches_its_lesson[04": 115,
+           "teaches_its_lesson[03": 93, "test_audit_kit.py::": 90, "test_elastic.py::": 41,
+           "teaches_its_lesson[02": 34, "teaches_its_lesson[01": 19, "real_processes[05.audit]": 19}
 
 
 def pytest_collection_modifyitems(config, items):

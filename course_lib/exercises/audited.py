@@ -47,12 +47,11 @@ def check_by_audit(ex_id: str, funcs: dict, seed: int, lang: str) -> str:
         raise Fail(tr("not written yet: {names}. Each body still only returns fixed values, as the notebook hands it out: "
                       "write the code, run its cell, then run this check again (it runs the training loop with your "
                       "functions and really kills it)", lang, names=tr(", ", lang).join(names)))
-    try:
+    try:  # the loop is the kit's and seeded: its determinism is not checked (references=1); the faults are the
+        # check's own, no crash points at file events beside them (events=0: each would be a run of its own)
         report = audit([sys.executable, str(LOOP), "--out", "{run}", "--learner", module, "--exercise", ex_id],
                        out=workdir / "audit", faults=faults_for(ex_id, seed), per_run=FAULTS, seed=seed, grace=10,
                        events=0, progress=False, references=1)
-        # the loop is the kit's and seeded: its determinism is not checked; no crash points at file events beside the
-        # faults (the audit's default draws 4, each a run of its own: 8 more starts of the loop, 05.audit's 6 became 14)
     except AuditError as err:
         raise Fail(tr("the loop does not run with your functions: {err}", lang, err=err)) from None
     first = next((f for f in report.findings if f.defect or f.lost), None)  # lost work too: the loop saves on SIGTERM
