@@ -3,6 +3,7 @@ Lightning's automatic optimisation), safetensors saves cut half-way, DataLoader 
 ``torch.compile``d model, ``torch.distributed.checkpoint`` sharded over two ranks; and the
 process boundary: the audit signals only what its command started, and ends all of that.
 Each test runs one real attempt (:func:`resume_audit.attempt.run_attempt`) of a small script."""
+import os
 import signal
 import subprocess
 import sys
@@ -314,3 +315,38 @@ def test_two_threads_writing_at_once_each_get_every_event_a_number_of_its_own(tm
     from resume_audit import disk
 
     assert disk.unseen(disk.scan(run), done.processes) == []
+
+
+def test_a_file_another_thread_is_about_to_open_is_fingerprinted_once_written(tmp_path):
+    """The audit hook announces an open before it happens; the training thread's step may look in
+    between (a background save's thread opens the file). That look found no file, or the old content
+    of one the open truncates, and was taken for the write: the save's file had no fingerprint, and
+    the audit could not tell that the resume read a background save's mix of steps (CI named the
+    schedule instead, once in many runs). Here each interleaving is played in order, on real files."""
+    import json
+
+    from resume_audit import disk
+    from resume_audit.probe.resume_audit_files import fingerprint
+    from resume_audit.probe.resume_audit_probe import Probe
+
+    run, out = tmp_path / "run", tmp_path / "records"
+    run.mkdir()
+    watch = Probe({"out": str(out), "run": str(run)}).watch
+    tmp, final = str(run / "ck.pt.tmp"), str(run / "ck.pt")
+    for content in (b"first save", b"a longer second save"):  # a new file, then one whose open truncates it
+        for path in (tmp, final):
+            watch.hook("open", (path, "wb", os.O_WRONLY | os.O_CREAT | os.O_TRUNC))  # announced ...
+            watch.settle()  # ... the other thread's step looks ...
+            with open(path, "wb") as f:  # ... then it is opened and written
+                f.write(content)
+            watch.settle()
+        watch.hook("os.rename", (tmp, final + ".old", None, None))
+        os.replace(tmp, final + ".old")
+        watch.settle()
+        records = [json.loads(line) for f in sorted(out.iterdir()) for line in f.read_text().splitlines()]
+        for path in ("ck.pt.tmp", "ck.pt"):
+            opened = max(i for i, e in enumerate(records) if e["type"] == "file" and e["op"] in ("create", "truncate")
+                         and e["path"] == path)
+            ended, written = disk.follow(records[opened:], path)
+            assert written == fingerprint(run / ended), (path, ended)
+    assert not watch.pending, "two looks that agree end the watch of a file"

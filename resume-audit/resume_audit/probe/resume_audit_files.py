@@ -64,7 +64,9 @@ class FileWatch:
 
     def __init__(self, probe, run: str, shadows: str | None):
         self.probe, self.run, self.shadows = probe, os.path.normpath(run), shadows
-        self.pending: set[str] = set()  # written by Python code, their fingerprint taken once they are closed
+        # written by Python code: path -> the fingerprint last recorded (None: none yet), taken once closed (settle)
+        self.pending: dict[str, dict | None] = {}
+        self.pending_lock = threading.Lock()  # a background writer announces and renames while the trainer settles
         self._local = threading.local()
 
     @property
@@ -109,7 +111,8 @@ class FileWatch:
         exists = os.path.exists(path)
         truncates = (isinstance(mode, str) and "w" in mode) or bool(flags & os.O_TRUNC)
         op = "append" if exists and not truncates else "truncate" if exists else "create"
-        self.pending.add(path)
+        with self.pending_lock:
+            self.pending[path] = None
         self.probe.file_event(op, self.rel(path), python_open=isinstance(mode, str))
 
     def _rename(self, args) -> None:
@@ -120,13 +123,17 @@ class FileWatch:
         folder = bool(src) and os.path.isdir(src)
         self.probe.file_event("rename", self.rel(src) if self.under(src) else src,
                               dst=self.rel(dst) if self.under(dst) else dst, shadow=shadow, folder=folder or None)
-        for path in [p for p in self.pending if p == src or p.startswith(src + os.sep)]:
-            self.pending.discard(path)
-            self.pending.add(dst + path[len(src):])
+        with self.pending_lock:
+            for path in [p for p in self.pending if p == src or p.startswith(src + os.sep)]:
+                seen = self.pending.pop(path)
+                if self.under(dst):
+                    self.pending[dst + path[len(src):]] = seen
 
     def _remove(self, args) -> None:
         path = _abs(args[0], args[1] if len(args) > 1 else None)
         if self.under(path):
+            with self.pending_lock:
+                self.pending.pop(path, None)
             self.probe.file_event("remove", self.rel(path), shadow=self.keep(path) if os.path.isfile(path) else None)
 
     def _mkdir(self, args) -> None:
@@ -144,7 +151,8 @@ class FileWatch:
     def _copy(self, args) -> None:
         src, dst = _abs(args[0]), _abs(args[1])
         if self.under(dst):
-            self.pending.add(dst)
+            with self.pending_lock:
+                self.pending[dst] = None
             self.probe.file_event("copy", self.rel(dst), src=self.rel(src) if self.under(src) else src,
                                   shadow=self.keep(dst) if os.path.isfile(dst) else None)
 
@@ -162,7 +170,8 @@ class FileWatch:
         """A write has finished: the file's fingerprint, to know it again when a resume reads it."""
         path = _abs(path)
         if self.under(path):
-            self.pending.discard(path)
+            with self.pending_lock:
+                self.pending.pop(path, None)
             self.probe.write_record({"type": "written", "path": self.rel(path), **(fingerprint(path) or {}),
                                      "t": time.time()})
 
@@ -181,8 +190,11 @@ class FileWatch:
             self.probe.file_event("fsync", self.rel(path), size=size)
 
     def settle(self) -> None:
-        """Fingerprint the files Python code wrote that no process holds open any more (called at
-        each step and at exit): a write is complete once its file is closed."""
+        """Fingerprint the files Python code wrote that this process holds open no more (called at
+        each step and at exit): a write is complete once its file is closed. A file leaves the
+        watch when two looks find the same fingerprint: the audit hook announces an open *before*
+        it happens, so a look in between (another thread's save) finds no file yet, or the old
+        content of one the open will truncate; the next look records what was written."""
         if not self.pending:
             return
         held = set()
@@ -190,8 +202,20 @@ class FileWatch:
             target = fd_path(int(name)) if name.isdigit() else None
             if target is not None:
                 held.add(target)
-        for path in sorted(self.pending - held):
-            self.written(path)
+        with self.pending_lock:
+            looks = sorted(self.pending.items())
+        for path, seen in looks:
+            if path in held:
+                continue
+            fp = fingerprint(path)
+            with self.pending_lock:
+                if fp is None or self.pending.get(path, False) != seen:
+                    continue  # not there yet, or opened or moved again since this look began: the next look
+                if fp == seen:
+                    del self.pending[path]
+                    continue
+                self.pending[path] = fp
+            self.probe.write_record({"type": "written", "path": self.rel(path), **fp, "t": time.time()})
 
     def keep(self, path: str) -> str | None:
         """A hard link to ``path`` before it is replaced or removed, when a power cut may undo that
