@@ -8,15 +8,20 @@
 Why not only ``--durations``: CI is bound by its 2 cores (CONTRIBUTING, "CI is bound by the
 CPU"), so a test's wall time there is its share of the cores, not its work (notebook 04's pair
 took 281 s in one run and 379 s in the next). What a cut of CI's time saves is CPU. This counts,
-per test (set-up, call and tear-down), the user and system time of the pytest process and of
-every process it started and reaped (``RUSAGE_CHILDREN`` holds a child once it is waited for,
-with the children that child reaped in turn); a process nobody reaps (re-parented to init) is
-not counted. Under pytest-xdist each worker measures its own tests and the figure travels home
-in the tear-down's report (``user_properties``).
+per test (set-up, call and tear-down), the CPU time of the pytest process and of every process
+it started. Where this process may make a cgroup (cgroup v1's ``cpuacct``, as root), each pytest
+process moves into one of its own and reads its counter: every descendant counts, reaped or not
+(a notebook's kernel reaps its forkserver late or never: CONTRIBUTING, "tools/cpu_times.py does
+not see what nobody reaps"). Elsewhere it counts what ``getrusage`` sees: its own time and its
+reaped children's. A process a test leaves running is counted against the tests after it. Under
+pytest-xdist each worker measures its own tests and the figure travels home in the tear-down's
+report (``user_properties``).
 """
 from __future__ import annotations
 
+import os
 import resource
+from pathlib import Path
 
 import pytest
 
@@ -33,25 +38,41 @@ def pytest_configure(config):
         config.pluginmanager.register(CpuTimes(config.getoption("--cpu-times")), "cpu_times_report")
 
 
-def _cpu() -> float:
-    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+CPUACCT = Path("/sys/fs/cgroup/cpuacct")
+
+
+def _own_cgroup() -> Path | None:
+    """A cpuacct cgroup holding this process (and so whatever it starts from now on), or ``None``."""
+    group = CPUACCT / f"cpu_times-{os.getpid()}"
+    try:
+        group.mkdir(exist_ok=True)
+        (group / "cgroup.procs").write_text(str(os.getpid()))
+        return group
+    except OSError:
+        return None
 
 
 class CpuTimes:
     def __init__(self, top: int):
         self.top, self.started, self.seconds = top, {}, {}
+        self.group = _own_cgroup()
+
+    def _cpu(self) -> float:
+        if self.group is not None:
+            return int((self.group / "cpuacct.usage").read_text()) / 1e9
+        own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item, nextitem):
-        self.started[item.nodeid] = _cpu()
+        self.started[item.nodeid] = self._cpu()
         yield
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item, call):
         outcome = yield
         if call.when == "teardown" and item.nodeid in self.started:
-            spent = _cpu() - self.started.pop(item.nodeid)
+            spent = self._cpu() - self.started.pop(item.nodeid)
             outcome.get_result().user_properties.append((KEY, round(spent, 1)))
 
     def pytest_runtest_logreport(self, report):
@@ -59,10 +80,19 @@ class CpuTimes:
             if key == KEY:
                 self.seconds[report.nodeid] = value
 
+    def pytest_unconfigure(self, config):
+        if self.group is not None:  # back to the root group; the group goes once what it holds has ended
+            try:
+                (CPUACCT / "cgroup.procs").write_text(str(os.getpid()))
+                self.group.rmdir()
+            except OSError:
+                pass
+
     def pytest_terminal_summary(self, terminalreporter):
         if not self.seconds:
             return
-        terminalreporter.section(f"CPU-seconds: the {self.top} costliest tests (of {sum(self.seconds.values()):.0f} "
+        how = "cgroup" if self.group is not None or not CPUACCT.is_dir() else "getrusage: reaped processes only"
+        terminalreporter.section(f"CPU-seconds ({how}): the {self.top} costliest tests (of {sum(self.seconds.values()):.0f} "
                                  f"in all, {len(self.seconds)} tests)")
         for nodeid, spent in sorted(self.seconds.items(), key=lambda kv: -kv[1])[:self.top]:
             terminalreporter.line(f"{spent:8.1f}  {nodeid}")
