@@ -43,6 +43,16 @@ CPUACCT = Path("/sys/fs/cgroup/cpuacct")
 
 def _own_cgroup() -> Path | None:
     """A cpuacct cgroup holding this process (and so whatever it starts from now on), or ``None``."""
+    for stale in CPUACCT.glob("cpu_times-*"):  # an earlier run's, left while what it held ended
+        try:
+            os.kill(int(stale.name.split("-")[1]), 0)
+        except ProcessLookupError:
+            try:
+                stale.rmdir()  # a group something still runs in refuses
+            except OSError:
+                pass
+        except (OSError, ValueError):
+            pass
     group = CPUACCT / f"cpu_times-{os.getpid()}"
     try:
         group.mkdir(exist_ok=True)
