@@ -66,7 +66,9 @@ class FileWatch:
         self.probe, self.run, self.shadows = probe, os.path.normpath(run), shadows
         # written by Python code: path -> the fingerprint last recorded (None: none yet), taken once closed (settle)
         self.pending: dict[str, dict | None] = {}
-        self.pending_lock = threading.Lock()  # a background writer announces and renames while the trainer settles
+        # a background writer announces and renames while the trainer settles; re-entrant: a signal handler that
+        # saves runs in the main thread, perhaps while it holds the lock
+        self.pending_lock = threading.RLock()
         self._local = threading.local()
 
     @property
