@@ -19,6 +19,7 @@ report (``user_properties``).
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import resource
 from pathlib import Path
@@ -43,16 +44,10 @@ CPUACCT = Path("/sys/fs/cgroup/cpuacct")
 
 def _own_cgroup() -> Path | None:
     """A cpuacct cgroup holding this process (and so whatever it starts from now on), or ``None``."""
-    for stale in CPUACCT.glob("cpu_times-*"):  # an earlier run's, left while what it held ended
-        try:
-            os.kill(int(stale.name.split("-")[1]), 0)
-        except ProcessLookupError:
-            try:
+    for stale in CPUACCT.glob("cpu_times-*"):  # an earlier run's, whose pytest process is gone
+        if not Path("/proc", stale.name.removeprefix("cpu_times-")).exists():
+            with contextlib.suppress(OSError):
                 stale.rmdir()  # a group something still runs in refuses
-            except OSError:
-                pass
-        except (OSError, ValueError):
-            pass
     group = CPUACCT / f"cpu_times-{os.getpid()}"
     try:
         group.mkdir(exist_ok=True)
@@ -101,7 +96,7 @@ class CpuTimes:
     def pytest_terminal_summary(self, terminalreporter):
         if not self.seconds:
             return
-        how = "cgroup" if self.group is not None or not CPUACCT.is_dir() else "getrusage: reaped processes only"
+        how = "cgroup" if self.group is not None else "getrusage: reaped processes only"
         terminalreporter.section(f"CPU-seconds ({how}): the {self.top} costliest tests (of {sum(self.seconds.values()):.0f} "
                                  f"in all, {len(self.seconds)} tests)")
         for nodeid, spent in sorted(self.seconds.items(), key=lambda kv: -kv[1])[:self.top]:
