@@ -1,8 +1,8 @@
-"""Every notebook of both editions, executed top to bottom with small parameters (injected
-after the cell tagged ``parameters``, as papermill does), the two editions one after the other in
-one run folder (Run All twice), what each shows checked for its lesson (tests/notebook_lessons.py),
-the Chinese ones read for English left in what they show (tests/chinese_outputs.py), and the test
-that keeps the Chinese edition's code identical to the English one."""
+"""Every notebook executed top to bottom with small parameters (injected after the cell tagged
+``parameters``, as papermill does): in CI its Chinese edition once; under ``-m exhaustive`` both
+editions one after the other in one run folder (Run All twice). What each shows is checked for its
+lesson (tests/notebook_lessons.py), the Chinese ones read for English left in what they show
+(tests/chinese_outputs.py); a test keeps the Chinese edition's code identical to the English one."""
 import json
 import os
 import re
@@ -73,14 +73,23 @@ def test_chinese_edition_uses_the_chapters_terms():
         assert term in prose, term
 
 
-# notebook 05's pair is 150 CPU-seconds an edition (two audits, an elastic drill): CI's 15 minutes run its Chinese
-# edition alone, in JupyterLab (tests/test_browser.py, every check of run_edition's and the lesson's); -m exhaustive
-# runs the pair here, the English edition then Run All again in its folder
-PAIRS = [pytest.param(name, marks=pytest.mark.exhaustive if name.startswith("05") else ()) for name in sorted(SMALL)]
+# CI runs each notebook once, in its Chinese edition: its code is the English one's (the test above), and it is
+# read for its lesson and for English left too. CI's 15 minutes are CPU (docs/testing.md): a second edition is another
+# 8-42 CPU-seconds a notebook. Notebook 05's is the browser test's Run All in JupyterLab (tests/test_browser.py).
+# -m exhaustive runs the pair of every notebook, the English edition then Run All again in its folder: run it after
+# changing a notebook or what it calls (CONTRIBUTING); CI keeps the one Run All twice that once failed
+# (tests/test_textbook.py, a kill during the book's save)
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [name for name in sorted(SMALL) if not name.startswith("05")])
+def test_each_notebook_once_teaches_its_lesson(name, tmp_path, monkeypatch):
+    """The Chinese edition, top to bottom as on a JupyterHub without a proxy: it runs and shows its
+    lesson (tests/notebook_lessons.py), in Chinese."""
+    run_edition(name, "zh", tmp_path, monkeypatch)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", PAIRS)
+@pytest.mark.exhaustive
+@pytest.mark.parametrize("name", sorted(SMALL))
 def test_each_notebook_twice_in_one_folder_teaches_its_lesson(name, tmp_path, monkeypatch):
     """Both editions, one after the other in one run folder: their code cells are the same, so the
     second is Run All again in a used folder (a teacher's Restart & Run All before class). Each must

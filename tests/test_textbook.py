@@ -95,8 +95,7 @@ def test_the_book_resume_without_dropout_is_exact(tmp_path):
     assert torch.load(run / "model_epoch_2.pth", weights_only=True)["model_state_dict"]["embed.weight"].shape[1] == 8
 
 
-@pytest.mark.slow
-@pytest.mark.exhaustive  # in CI: notebook 04's pair runs it twice in one folder and checks the same (notebook_lessons)
+@pytest.mark.slow  # CI's Run All twice (notebook 04's pair of editions: -m exhaustive)
 def test_a_kill_during_the_books_save(tmp_path):
     """Run twice in the same folder, as Restart & Run All does before a class: the second run
     must kill for real again (it once found the first run's kill in faults.jsonl, killed nothing,
