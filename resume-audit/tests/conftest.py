@@ -20,7 +20,7 @@ def exact_faults(request) -> int:
 # no worker ends alone on a long one (most are in test_zoo.py, collected last)
 LONGEST = {"test_ci_example.py::": 60, "correct_spawn_ddp]": 56, "test_install.py::": 49, "test_the_racy_save": 31,
            "test_a_teacher_audits": 28, "test_a_compiled_model": 26, "test_ci_reads_junit": 25,
-           "correct_torchrun_ddp-1]": 20, "starts_torchrun_from_a_shell": 20}
+           "starts_torchrun_from_a_shell": 25}
 
 
 def pytest_collection_modifyitems(config, items):
