@@ -196,14 +196,14 @@ def test_a_resumed_run_that_dies_in_its_teardown_is_exact_with_a_note(tmp_path):
 
 
 # CI: correct_spawn_ddp here; correct_one_process over one fault and one crash point of each kind is the CI
-# example's audit (tests/test_ci_example.py); torchrun's in the shell and teardown tests below
+# example's audit (tests/test_ci_example.py); torchrun's the shell test's below (its teardown too)
 @pytest.mark.parametrize("script", [pytest.param(s, marks=() if "spawn" in s else pytest.mark.exhaustive)
                                     for s in CORRECT])
 def test_the_correct_scripts_resume_exactly_over_every_fault(tmp_path, script, exact_faults):
     """20 faults each (``--audit-faults``; a CI short on time gives fewer), after one run never
     interrupted (the correct scripts are seeded; the unseeded ones' tests check determinism); the
     one process also at 4 crash points of its file events (2 ranks' crash points: the kit's trainer,
-    the probe's DCP test). torchrun in CI: the shell and teardown tests below."""
+    the probe's DCP test). torchrun in CI: the shell test below."""
     events = 4 if script == "correct_one_process" else 0
     report = audit(command(script), out=tmp_path / "audit", faults=exact_faults, per_run=min(10, exact_faults), seed=1,
                    events=events, progress=False, references=1)
