@@ -87,11 +87,9 @@ class CpuTimes:
 
     def pytest_unconfigure(self, config):
         if self.group is not None:  # back to the root group; the group goes once what it holds has ended
-            try:
+            with contextlib.suppress(OSError):
                 (CPUACCT / "cgroup.procs").write_text(str(os.getpid()))
                 self.group.rmdir()
-            except OSError:
-                pass
 
     def pytest_terminal_summary(self, terminalreporter):
         if not self.seconds:
