@@ -80,14 +80,13 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
 
 
 # ---------------------------------------------------------------- the longest tests first
-# seconds each took in a clean clone's .ci/run on two workers (--durations, 2026-12-07 20:00; a notebook's pair of
-# editions, -m exhaustive only, alone; its Chinese edition once, as CI runs it, about half its pair): started first,
-# they leave the short ones to fill the end of both workers' queues (--dist loadgroup hands out tests in this order,
-# after the xdist groups), so no worker ends alone on a long one
-LONGEST = {"teaches_its_lesson[05": 183, "test_browser.py::": 172, "in_one_folder_teaches_its_lesson[0": 115,
-           "test_audit_kit.py::": 90, "once_teaches_its_lesson[04": 58, "once_teaches_its_lesson[03": 47,
-           "test_elastic.py::": 41, "real_processes[05.audit]": 19, "once_teaches_its_lesson[02": 17,
-           "once_teaches_its_lesson[01": 10}
+# seconds each took in .ci/run's kit suite on two workers (--durations, 2026-12-08 02:20, a slow hour: `import torch`
+# 1.9-2.4 s; a notebook's pair of editions, -m exhaustive only, alone, 2026-12-07): started first, they leave the
+# short ones to fill the end of both workers' queues (--dist loadgroup hands out tests in this order, after the
+# xdist groups), so no worker ends alone on a long one
+LONGEST = {"teaches_its_lesson[05": 183, "test_browser.py::": 274, "in_one_folder_teaches_its_lesson[0": 115,
+           "test_audit_kit.py::": 157, "once_teaches_its_lesson[04": 97, "once_teaches_its_lesson[03": 89,
+           "test_elastic.py::": 58, "once_teaches_its_lesson[02": 24, "once_teaches_its_lesson[01": 17}
 
 
 def pytest_collection_modifyitems(config, items):

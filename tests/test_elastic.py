@@ -146,6 +146,8 @@ def test_a_crash_the_loss_of_rank_0s_node_and_a_node_gained_back_cost_no_bit(ref
 
 @linux
 @pytest.mark.slow
+@pytest.mark.exhaustive  # CI has each of its parts (a node lost and gained: the in-process drill above; a worker
+# restarted by torchrun and resumed: test_torchrun_cli.py; the SIGTERM's save; a resume on another world size)
 def test_a_node_lost_and_gained_back_through_torchrun_restarts(reference, tmp_path):
     run = tmp_path / "restart"
     result = node_drill(drill_cfg(run), [("lose", 15), ("gain", 30)], reform="restart", settings=BEATS)
